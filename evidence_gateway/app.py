@@ -1,0 +1,53 @@
+"""The one Starlette app: GraphQL at /graphql, REST under /api, /healthz."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from evidence_gateway import rest_compat
+from evidence_gateway.db import Database
+from evidence_gateway.rest_compat.errors import handlers
+from evidence_gateway.rest_compat.http import JSONResponse
+from evidence_gateway.schema import schema
+from evidence_gateway.schema.view import EvidenceGraphQL
+from evidence_gateway.settings import Settings, get_settings
+
+
+async def healthz(request: Request) -> Response:
+    """Liveness plus a trivial database round-trip."""
+    db: Database = request.app.state.db
+    async with db.read() as session:
+        await session.connection()
+    return JSONResponse({"status": "ok"})
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    settings = settings or get_settings()
+    db = Database(settings.database_url, echo=settings.sql_echo)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await db.create_schema()
+        yield
+        await db.dispose()
+
+    graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
+    app = Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/graphql", graphql, methods=["GET", "POST"]),
+            Mount("/api", routes=rest_compat.routes),
+        ],
+        exception_handlers=handlers,
+        lifespan=lifespan,
+    )
+    app.state.db = db
+    app.state.settings = settings
+    settings.secret_key = settings.resolved_secret_key()
+    return app

@@ -1,0 +1,106 @@
+"""Engine and transactions. Resolvers own their transaction through ``Database``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlmodel import SQLModel
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+# Serialises schema creation when several workers start against one PostgreSQL.
+_PG_SCHEMA_LOCK_KEY = 0x45564944
+
+
+class _NoLock:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *_exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain ``sqlite://`` / ``postgresql://`` URLs and pick the async driver."""
+    if url.startswith("sqlite://"):
+        return "sqlite+aiosqlite://" + url[len("sqlite://") :]
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix) :]
+    return url
+
+
+class Database:
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = normalise_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        kwargs: dict[str, Any] = {"echo": echo}
+        if not self.is_sqlite:
+            kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=False)
+        self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
+        if self.is_sqlite:
+            _configure_sqlite(self.engine)
+        self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite has one writer; queueing writers in-process beats its busy back-off.
+        self._write_lock: asyncio.Lock | None = asyncio.Lock() if self.is_sqlite else None
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self.sessionmaker() as session:
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        """One transaction: committed when the block returns, rolled back when it raises."""
+        lock = self._write_lock or _NO_LOCK
+        async with lock, self.sessionmaker() as session:
+            if self.is_sqlite:
+                # BEGIN IMMEDIATE takes the write lock up front, so a second process
+                # waits on busy_timeout instead of failing to upgrade a read snapshot.
+                await session.connection(execution_options={"sqlite_immediate": True})
+            try:
+                yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
+
+    async def create_schema(self) -> None:
+        # Import for side effects: every table registers on SQLModel.metadata.
+        from evidence_gateway import models  # noqa: F401
+
+        async with self.engine.begin() as conn:
+            if not self.is_sqlite:
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_SCHEMA_LOCK_KEY})
+            await conn.run_sync(SQLModel.metadata.create_all)
+        from evidence_gateway.seed import seed_reference_data
+
+        await seed_reference_data(self)
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # We issue BEGIN ourselves (below); the driver's implicit one is unreliable.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get("sqlite_immediate", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

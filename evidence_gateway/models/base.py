@@ -1,0 +1,31 @@
+"""Shared column helpers for every table family."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column
+from sqlmodel import Field
+
+from evidence_gateway.timeutil import utcnow
+
+
+def id_field() -> Any:
+    return Field(default_factory=uuid.uuid4, primary_key=True)
+
+
+def created_field() -> Any:
+    return Field(default_factory=utcnow, nullable=False)
+
+
+def json_field(default_factory: Any = dict) -> Any:
+    return Field(default_factory=default_factory, sa_column=Column(JSON, nullable=False))
+
+
+def org_fk() -> Any:
+    return Field(foreign_key="organization.id", nullable=False, index=False)
+
+
+__all__ = ["created_field", "datetime", "id_field", "json_field", "org_fk"]

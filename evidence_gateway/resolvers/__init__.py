@@ -1,0 +1,1 @@
+"""The operations both transports call: plain async functions (ctx, input) -> model."""

@@ -1,0 +1,110 @@
+"""Import batches: metadata plus optional shipment rows, stored in one transaction."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from sqlalchemy import insert, select
+from sqlmodel import col
+
+from evidence_gateway.models import DistanceSource, FuelType, ImportBatch, Shipment, TransportMode, WorkspaceStatus
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.validation import ShortText, StrictInput, parse
+from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
+from evidence_gateway.timeutil import utcnow
+
+# Literal (not Enum) so strict validation accepts the JSON strings themselves.
+ModeName = Literal[tuple(m.value for m in TransportMode)]  # type: ignore[valid-type]
+FuelName = Literal[tuple(f.value for f in FuelType)]  # type: ignore[valid-type]
+DistanceSourceName = Literal[tuple(d.value for d in DistanceSource)]  # type: ignore[valid-type]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Label = Annotated[str, Field(max_length=200)]
+
+INSERT_CHUNK = 5_000
+
+
+class ShipmentRow(StrictInput):
+    """Measures may be absent (the calculation counts those rows); present ones must be sane."""
+
+    external_id: Label | None = None
+    mode: ModeName | None = None
+    distance_km: NonNegative | None = None
+    mass_tonnes: NonNegative | None = None
+    origin: Label | None = None
+    destination: Label | None = None
+    fuel_type: FuelName | None = None
+    fuel_amount: Positive | None = None
+    carrier_intensity_g_per_tkm: Positive | None = None
+    distance_source: DistanceSourceName = DistanceSource.measured.value  # type: ignore[valid-type]
+
+
+class ImportCreate(StrictInput):
+    source_row_count: Annotated[int, Field(ge=0, le=2**31 - 1)]
+    source_filename: ShortText | None = None
+    source_file_type: ShortText | None = None
+    mapping_profile_name: ShortText | None = None
+    source_system: ShortText | None = None
+    shipments: list[ShipmentRow] | None = None
+
+
+async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch:
+    """Stores the batch and its rows; the workspace moves (back) to data_imported."""
+    payload = parse(ImportCreate, data)
+    rows = payload.shipments or []
+    async with ctx.db.write() as session:
+        workspace = await load_writable_workspace(session, ctx, workspace_id)
+        batch = ImportBatch(
+            workspace_id=workspace.id,
+            org_id=ctx.org_id,
+            shipment_count=len(rows),
+            created_at=utcnow(),
+            **payload.model_dump(exclude={"shipments"}),
+        )
+        session.add(batch)
+        await session.flush()
+        for start in range(0, len(rows), INSERT_CHUNK):
+            chunk = rows[start : start + INSERT_CHUNK]
+            await session.execute(
+                insert(Shipment),
+                [
+                    {
+                        "id": uuid.uuid4(),
+                        "org_id": ctx.org_id,
+                        "workspace_id": workspace.id,
+                        "import_batch_id": batch.id,
+                        "row_index": start + i,
+                        **row.model_dump(),
+                    }
+                    for i, row in enumerate(chunk)
+                ],
+            )
+        move_workspace(workspace, WorkspaceStatus.data_imported)
+    return batch
+
+
+async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
+    async with ctx.db.read() as session:
+        workspace = await load_workspace(session, ctx, workspace_id)
+        rows = await session.execute(
+            select(ImportBatch)
+            .where(ImportBatch.workspace_id == workspace.id)
+            .order_by(col(ImportBatch.created_at).desc())
+        )
+        return list(rows.scalars())
+
+
+async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ImportBatch]]:
+    """Batch read for DataLoaders, scoped to the caller's organisation."""
+    out: dict[uuid.UUID, list[ImportBatch]] = {i: [] for i in ids}
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(ImportBatch)
+            .where(ImportBatch.org_id == ctx.org_id, col(ImportBatch.workspace_id).in_(ids))
+            .order_by(col(ImportBatch.created_at).desc())
+        )
+        for batch in rows.scalars():
+            out[batch.workspace_id].append(batch)
+    return out

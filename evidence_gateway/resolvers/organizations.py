@@ -1,0 +1,39 @@
+"""Organisations and keys: used by the CLI (no HTTP surface creates keys)."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+
+from sqlalchemy import func, select
+
+from evidence_gateway.auth import generate_key, hash_key
+from evidence_gateway.db import Database
+from evidence_gateway.models import ApiKey, Organization
+
+
+def new_webhook_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
+async def get_or_create_org(db: Database, name: str) -> Organization:
+    async with db.write() as session:
+        org = (await session.execute(select(Organization).where(Organization.name == name))).scalar_one_or_none()
+        if org is None:
+            org = Organization(name=name, webhook_signing_secret=new_webhook_secret())
+            session.add(org)
+    return org
+
+
+async def create_api_key(db: Database, org_name: str) -> str:
+    """Creates the organisation if new; returns the only copy of the key."""
+    org = await get_or_create_org(db, org_name)
+    key = generate_key()
+    async with db.write() as session:
+        session.add(ApiKey(org_id=org.id, key_hash=hash_key(key), display_prefix=key[:10]))
+    return key
+
+
+async def organization_count(db: Database) -> int:
+    async with db.read() as session:
+        return int((await session.execute(select(func.count()).select_from(Organization))).scalar_one())

@@ -1,0 +1,106 @@
+"""Input validation shared by both transports: pydantic models -> InvalidInput."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import date
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
+
+from evidence_gateway.errors import BadRequest, InvalidInput, NotFound
+
+M = TypeVar("M", bound=BaseModel)
+
+# Huge imports can carry thousands of bad rows; name the first ones, say how many.
+MAX_REPORTED_FIELDS = 100
+
+
+def _iso_date(value: Any) -> Any:
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or len(value) != 10:
+        raise ValueError("must be a date string (YYYY-MM-DD)")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError("must be a valid date (YYYY-MM-DD)") from None
+
+
+def _uuid(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("must be a UUID string")
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ValueError("must be a valid UUID") from None
+
+
+IsoDate = Annotated[date, BeforeValidator(_iso_date)]
+UUIDField = Annotated[uuid.UUID, BeforeValidator(_uuid)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ShortText = Annotated[str, StringConstraints(max_length=500)]
+
+
+class StrictInput(BaseModel):
+    """Base of every input: exact JSON types (no "1" for 1), unknown keys ignored."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "body"
+
+
+def _message(err: Any) -> str:
+    if err["type"] == "missing":
+        return "field required"
+    msg: str = err["msg"]
+    return msg.removeprefix("Value error, ")
+
+
+def errors_to_fields(exc: ValidationError) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for err in exc.errors(include_url=False):
+        # Union members report per-branch locations ("int", "function-after[...]").
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p in _TYPE_TAGS)))
+        path = field_path(loc)
+        fields.setdefault(path, _message(err))
+    return fields
+
+
+_TYPE_TAGS = {"int", "float", "str", "bool", "list", "dict", "none"}
+
+
+def parse(model: type[M], data: Any) -> M:
+    """Validate a request object into ``model`` or raise InvalidInput listing every field."""
+    if not isinstance(data, Mapping):
+        raise BadRequest("request body must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        fields = errors_to_fields(exc)
+        extra: dict[str, Any] = {}
+        if len(fields) > MAX_REPORTED_FIELDS:
+            extra["fields_total"] = len(fields)
+            fields = dict(list(fields.items())[:MAX_REPORTED_FIELDS])
+        raise InvalidInput("invalid input", fields=fields, **extra) from None
+
+
+def parse_id(value: Any, what: str) -> uuid.UUID:
+    """A path/argument id that is not a UUID names no record: 404 like an unknown id."""
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        raise NotFound(f"{what} not found") from None

@@ -1,0 +1,124 @@
+"""Workspace operations: org-scoped reads, creation, and state moves."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pydantic import model_validator
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.errors import Conflict, NotFound
+from evidence_gateway.models import Workspace, WorkspaceStatus
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.timeutil import utcnow
+
+
+class WorkspaceCreate(StrictInput):
+    name: Name
+    external_reference: ShortText | None = None
+    reporting_period_start: IsoDate | None = None
+    reporting_period_end: IsoDate | None = None
+    default_methodology_profile_id: UUIDField | None = None
+
+    @model_validator(mode="after")
+    def _period_in_order(self) -> WorkspaceCreate:
+        start, end = self.reporting_period_start, self.reporting_period_end
+        if start and end and end < start:
+            raise ValueError("reporting_period_end must not be before reporting_period_start")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceDetail:
+    """A workspace with its latest run, pack and assessment (None until they exist)."""
+
+    workspace: Workspace
+    latest_calculation_run: Any = None
+    latest_pack: Any = None
+    latest_quality_assessment: Any = None
+
+
+async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[Workspace]:
+    """Newest first; the (org_id, created_at, id) index serves both statements."""
+    scoped = Workspace.org_id == ctx.org_id
+    order = (col(Workspace.created_at).desc(), col(Workspace.id).desc())
+    async with ctx.db.read() as session:
+        total = (await session.execute(select(func.count()).select_from(Workspace).where(scoped))).scalar_one()
+        rows = await session.execute(
+            select(Workspace).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
+        )
+        items = list(rows.scalars())
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def get_workspace(ctx: Ctx, workspace_id: Any) -> Workspace:
+    async with ctx.db.read() as session:
+        return await load_workspace(session, ctx, workspace_id)
+
+
+async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
+    workspace = await get_workspace(ctx, workspace_id)
+    return WorkspaceDetail(workspace=workspace)
+
+
+async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Workspace]:
+    """Batch read for DataLoaders: unknown or foreign ids are simply absent."""
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(Workspace).where(Workspace.org_id == ctx.org_id, col(Workspace.id).in_(ids))
+        )
+        return {w.id: w for w in rows.scalars()}
+
+
+async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
+    payload = parse(WorkspaceCreate, data)
+    now = utcnow()
+    workspace = Workspace(
+        org_id=ctx.org_id,
+        status=WorkspaceStatus.draft.value,
+        created_at=now,
+        updated_at=now,
+        **payload.model_dump(),
+    )
+    async with ctx.db.write() as session:
+        session.add(workspace)
+    return workspace
+
+
+async def load_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any, *, for_write: bool = False) -> Workspace:
+    """The only way to reach a workspace: another organisation's id is simply not found."""
+    wid = parse_id(workspace_id, "workspace")
+    stmt = select(Workspace).where(Workspace.id == wid, Workspace.org_id == ctx.org_id)
+    if for_write:
+        stmt = stmt.with_for_update()
+    workspace = (await session.execute(stmt)).scalar_one_or_none()
+    if workspace is None:
+        raise NotFound("workspace not found", resource="workspace", id=str(workspace_id))
+    return workspace
+
+
+async def load_writable_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any) -> Workspace:
+    """Locks the row (PostgreSQL) and refuses archived workspaces."""
+    workspace = await load_workspace(session, ctx, workspace_id, for_write=True)
+    if workspace.status == WorkspaceStatus.archived.value:
+        raise Conflict("workspace is archived", status=workspace.status)
+    return workspace
+
+
+def move_workspace(workspace: Workspace, status: WorkspaceStatus) -> None:
+    workspace.status = status.value
+    workspace.updated_at = utcnow()
+
+
+def periods_overlap(a_start: date | None, a_end: date | None, b_start: date | None, b_end: date | None) -> bool:
+    """Open ends overlap everything; used to match legacy reports to workspaces."""
+    if a_start and b_end and b_end < a_start:
+        return False
+    return not (b_start and a_end and a_end < b_start)

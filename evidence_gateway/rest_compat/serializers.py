@@ -1,0 +1,55 @@
+"""Contract field lists: what each resource looks like on the wire (snake_case)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence_gateway.models import ImportBatch, Workspace
+from evidence_gateway.resolvers.workspaces import WorkspaceDetail
+from evidence_gateway.rest_compat.http import pick
+
+WORKSPACE_FIELDS = (
+    "id",
+    "org_id",
+    "name",
+    "external_reference",
+    "reporting_period_start",
+    "reporting_period_end",
+    "status",
+    "default_methodology_profile_id",
+    "latest_calculation_run_id",
+    "latest_report_pack_id",
+    "archived_at",
+    "created_at",
+    "updated_at",
+)
+
+IMPORT_BATCH_FIELDS = (
+    "id",
+    "workspace_id",
+    "org_id",
+    "source_filename",
+    "source_file_type",
+    "source_row_count",
+    "mapping_profile_name",
+    "source_system",
+    "created_at",
+)
+
+
+def workspace_json(workspace: Workspace) -> dict[str, Any]:
+    return pick(workspace, WORKSPACE_FIELDS)
+
+
+def import_batch_json(batch: ImportBatch) -> dict[str, Any]:
+    # shipment_count is an extension: how many rows the batch carried.
+    return {**pick(batch, IMPORT_BATCH_FIELDS), "shipment_count": batch.shipment_count}
+
+
+def workspace_detail_json(detail: WorkspaceDetail) -> dict[str, Any]:
+    return {
+        **workspace_json(detail.workspace),
+        "latest_calculation_run": None,
+        "latest_pack": None,
+        "latest_quality_assessment": None,
+    }

@@ -1,0 +1,53 @@
+"""Per-request GraphQL context: the caller and the request's DataLoaders."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+from strawberry.dataloader import DataLoader
+
+from evidence_gateway.auth import Principal
+from evidence_gateway.db import Database
+from evidence_gateway.errors import Unauthenticated
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.settings import Settings
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+BatchFn = Callable[[Ctx, list[K]], Awaitable[Mapping[K, V]]]
+
+
+@dataclass
+class GraphQLContext:
+    request: Request
+    response: Response
+    db: Database
+    settings: Settings
+    principal: Principal | None
+    _loaders: dict[Any, DataLoader[Any, Any]] = field(default_factory=dict)
+
+    @property
+    def ctx(self) -> Ctx:
+        """The resolver context; every data field needs a valid key, introspection does not."""
+        if self.principal is None:
+            raise Unauthenticated()
+        return Ctx(db=self.db, settings=self.settings, principal=self.principal)
+
+    def loader(self, batch: BatchFn[K, V], default: Any = None) -> DataLoader[K, V]:
+        """One DataLoader per batch function per request, named by that function."""
+        existing = self._loaders.get(batch)
+        if existing is not None:
+            return existing
+        ctx = self.ctx
+
+        async def load(keys: list[K]) -> list[V]:
+            found = await batch(ctx, list(keys))
+            return [found.get(k, default) for k in keys]
+
+        created: DataLoader[K, V] = DataLoader(load_fn=load)
+        self._loaders[batch] = created
+        return created

@@ -1,0 +1,88 @@
+"""The Strawberry ASGI view: auth, body ceiling, JSON errors, error codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cross_web import HTTPException as StrawberryHTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse
+
+from evidence_gateway.auth import authenticate
+from evidence_gateway.errors import DomainError, Unauthenticated
+from evidence_gateway.http_body import read_body
+from evidence_gateway.rest_compat.http import JSONResponse, dumps
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.errors import format_error, http_status_for
+
+_CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
+
+
+def graphql_error_response(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse(
+        {"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status
+    )
+
+
+class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await super().__call__(scope, receive, send)
+        request = Request(scope, receive)
+        try:
+            if request.method == "POST":
+                request = await _buffered(request)
+            response: Response = await self.run(request)
+        except DomainError as exc:
+            response = graphql_error_response(exc.status, exc.message, exc.graphql_code)
+        except StrawberryHTTPException as exc:
+            response = graphql_error_response(
+                exc.status_code, exc.reason, _CODES.get(exc.status_code, "BAD_USER_INPUT")
+            )
+        await response(scope, receive, send)
+        return None
+
+    async def get_context(self, request: Any, response: Any) -> GraphQLContext:
+        state = request.app.state
+        try:
+            principal = await authenticate(state.db, request.headers.get("authorization"))
+        except Unauthenticated:
+            principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
+        request.state.sub_response = response
+        return GraphQLContext(
+            request=request, response=response, db=state.db, settings=state.settings, principal=principal
+        )
+
+    async def process_result(self, request: Any, result: Any) -> GraphQLHTTPResponse:
+        data: GraphQLHTTPResponse = {"data": result.data}
+        if result.errors:
+            errors = [format_error(e) for e in result.errors]
+            data["errors"] = errors  # type: ignore[typeddict-item]
+            status = http_status_for(errors)
+            sub_response = getattr(request.state, "sub_response", None)
+            if status and sub_response is not None:
+                sub_response.status_code = status
+        if result.extensions:
+            data["extensions"] = result.extensions
+        return data
+
+    def encode_json(self, data: object) -> str:
+        return dumps(data).decode()
+
+
+async def _buffered(request: Request) -> Request:
+    """Read the body once under the ceiling, then replay it to Strawberry."""
+    body = await read_body(request, request.app.state.settings.max_body_bytes)
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return Request(request.scope, receive)

@@ -1,0 +1,140 @@
+"""GraphQL workspaces and import batches: thin fields over resolvers/workspaces & imports."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+
+import strawberry
+from strawberry.types import Info
+
+from evidence_gateway.models import DistanceSource, FuelType, TransportMode, WorkspaceStatus
+from evidence_gateway.resolvers import imports, workspaces
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.convert import from_model, input_to_dict
+
+WorkspaceStatusEnum = strawberry.enum(WorkspaceStatus, name="WorkspaceStatus", description="Workspace lifecycle state.")
+TransportModeEnum = strawberry.enum(TransportMode, name="TransportMode", description="Transport mode of a shipment.")
+FuelTypeEnum = strawberry.enum(
+    FuelType, name="FuelType", description="Fuel of a shipment's primary data (litres, kg or kWh; see docs)."
+)
+DistanceSourceEnum = strawberry.enum(
+    DistanceSource, name="DistanceSource", description="Whether a distance was measured or modelled."
+)
+
+GqlInfo = Info[GraphQLContext, None]
+
+
+@strawberry.type(name="ImportBatch", description="A batch of data registered from a source system.")
+class ImportBatchType:
+    id: uuid.UUID = strawberry.field(description="Import batch id.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace the batch belongs to.")
+    org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
+    source_filename: str | None = strawberry.field(description="Name of the source file.")
+    source_file_type: str | None = strawberry.field(description="Type of the source file (csv, xlsx, …).")
+    source_row_count: int = strawberry.field(description="Rows declared by the source.")
+    mapping_profile_name: str | None = strawberry.field(description="Column mapping profile used.")
+    source_system: str | None = strawberry.field(description="System the data came from.")
+    shipment_count: int = strawberry.field(description="Shipment rows stored with this batch.")
+    created_at: datetime = strawberry.field(description="When the batch was registered.")
+
+
+@strawberry.type(name="Workspace", description="A reporting workspace: the container of imports, runs and packs.")
+class WorkspaceType:
+    id: uuid.UUID = strawberry.field(description="Workspace id.")
+    org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
+    name: str = strawberry.field(description="Display name.")
+    external_reference: str | None = strawberry.field(description="Caller's own reference.")
+    reporting_period_start: date | None = strawberry.field(description="First day of the reporting period.")
+    reporting_period_end: date | None = strawberry.field(description="Last day of the reporting period.")
+    status: WorkspaceStatusEnum = strawberry.field(description="Lifecycle state.")  # type: ignore[valid-type]
+    default_methodology_profile_id: uuid.UUID | None = strawberry.field(
+        description="Methodology profile used when a calculation names none."
+    )
+    latest_calculation_run_id: uuid.UUID | None = strawberry.field(description="Most recent calculation run.")
+    latest_report_pack_id: uuid.UUID | None = strawberry.field(description="Most recent evidence pack.")
+    archived_at: datetime | None = strawberry.field(description="When the workspace was archived.")
+    created_at: datetime = strawberry.field(description="Creation time.")
+    updated_at: datetime = strawberry.field(description="Last change.")
+
+    @strawberry.field(description="Import batches of this workspace, newest first.")
+    async def imports(self, info: GqlInfo) -> list[ImportBatchType]:
+        batches = await info.context.loader(imports.imports_by_workspace_ids, default=[]).load(self.id)
+        return [from_model(ImportBatchType, b) for b in batches]
+
+
+@strawberry.type(description="One page of workspaces.")
+class WorkspacePage:
+    items: list[WorkspaceType] = strawberry.field(description="Workspaces on this page, newest first.")
+    pagination: PaginationMeta = strawberry.field(description="Page position and total.")
+
+
+@strawberry.input(description="A new workspace.")
+class CreateWorkspaceInput:
+    name: str = strawberry.field(description="Display name (required, 1–200 characters).")
+    external_reference: str | None = strawberry.field(default=None, description="Caller's own reference.")
+    reporting_period_start: date | None = strawberry.field(default=None, description="Period start.")
+    reporting_period_end: date | None = strawberry.field(default=None, description="Period end (not before start).")
+    default_methodology_profile_id: uuid.UUID | None = strawberry.field(
+        default=None, description="A methodology profile id (see methodologyProfiles)."
+    )
+
+
+@strawberry.input(description="One shipment row of an import; missing measures are counted, not refused.")
+class ShipmentRowInput:
+    external_id: str | None = strawberry.field(default=None, description="Caller's shipment id.")
+    mode: TransportModeEnum | None = strawberry.field(default=None, description="Transport mode.")  # type: ignore[valid-type]
+    distance_km: float | None = strawberry.field(default=None, description="Distance in km (>= 0).")
+    mass_tonnes: float | None = strawberry.field(default=None, description="Payload mass in tonnes (>= 0).")
+    origin: str | None = strawberry.field(default=None, description="Origin location.")
+    destination: str | None = strawberry.field(default=None, description="Destination location.")
+    fuel_type: FuelTypeEnum | None = strawberry.field(default=None, description="Fuel actually used.")  # type: ignore[valid-type]
+    fuel_amount: float | None = strawberry.field(default=None, description="Fuel used (litres, kg or kWh; > 0).")
+    carrier_intensity_g_per_tkm: float | None = strawberry.field(
+        default=None, description="Carrier-specific intensity, g CO2e per tonne-km (> 0)."
+    )
+    distance_source: DistanceSourceEnum | None = strawberry.field(  # type: ignore[valid-type]
+        default=None, description="Measured (default) or modelled distance."
+    )
+
+
+@strawberry.input(description="An import batch to register.")
+class RegisterImportInput:
+    source_row_count: int = strawberry.field(description="Rows declared by the source (>= 0).")
+    source_filename: str | None = strawberry.field(default=None, description="Source file name.")
+    source_file_type: str | None = strawberry.field(default=None, description="Source file type.")
+    mapping_profile_name: str | None = strawberry.field(default=None, description="Mapping profile name.")
+    source_system: str | None = strawberry.field(default=None, description="Source system.")
+    shipments: list[ShipmentRowInput] | None = strawberry.field(default=None, description="Optional shipment rows.")
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="The caller's workspaces, newest first.")
+    async def workspaces(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WorkspacePage:
+        ctx = info.context.ctx
+        result = await workspaces.list_workspaces(ctx, page_params(page, per_page))
+        return WorkspacePage(
+            items=[from_model(WorkspaceType, w) for w in result.items], pagination=PaginationMeta.of(result)
+        )
+
+    @strawberry.field(description="One workspace; NOT_FOUND for unknown or other organisations' ids.")
+    async def workspace(self, info: GqlInfo, id: uuid.UUID) -> WorkspaceType | None:
+        return from_model(WorkspaceType, await workspaces.get_workspace(info.context.ctx, id))
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="Create a workspace (status draft).")
+    async def create_workspace(self, info: GqlInfo, input: CreateWorkspaceInput) -> WorkspaceType:
+        workspace = await workspaces.create_workspace(info.context.ctx, input_to_dict(input))
+        return from_model(WorkspaceType, workspace)
+
+    @strawberry.mutation(description="Register an import batch; the workspace moves to data_imported.")
+    async def register_import(
+        self, info: GqlInfo, workspace_id: uuid.UUID, input: RegisterImportInput
+    ) -> ImportBatchType:
+        batch = await imports.register_import(info.context.ctx, workspace_id, input_to_dict(input))
+        return from_model(ImportBatchType, batch)

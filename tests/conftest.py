@@ -1,0 +1,167 @@
+"""Fixtures: an app on a fresh database (SQLite file, and PostgreSQL where it answers),
+HTTP clients for both transports, and API keys of two organisations."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlmodel import SQLModel
+from starlette.applications import Starlette
+
+from evidence_gateway.app import create_app
+from evidence_gateway.resolvers.organizations import create_api_key
+from evidence_gateway.settings import Settings
+
+PG_HOST = os.environ.get("EVIDENCE_TEST_PG_HOST", "127.0.0.1")
+PG_PORT = int(os.environ.get("EVIDENCE_TEST_PG_PORT", "5432"))
+PG_USER = os.environ.get("EVIDENCE_TEST_PG_USER", "postgres")
+
+
+def _pg_answers() -> bool:
+    if os.environ.get("EVIDENCE_TEST_SKIP_PG") == "1":
+        return False
+    try:
+        with socket.create_connection((PG_HOST, PG_PORT), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+PG_AVAILABLE = _pg_answers()
+
+
+async def _admin(sql: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, database="postgres")
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """One fresh PostgreSQL database for the whole run, dropped at the end."""
+    name = f"evidence_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param(
+            "postgresql",
+            marks=pytest.mark.skipif(not PG_AVAILABLE, reason="no PostgreSQL on 127.0.0.1:5432"),
+        ),
+    ]
+)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
+    return str(request.getfixturevalue("pg_database"))
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(
+        database_url=database_url,
+        secret_key="test-secret-key",
+        public_base_url="http://testserver",
+        webhook_allow_private_targets=True,
+    )
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[Starlette]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+        db = application.state.db
+        if not db.is_sqlite:
+            # Fresh state per test on the shared run database.
+            tables = ", ".join(f'"{t.name}"' for t in SQLModel.metadata.sorted_tables)
+            async with db.engine.begin() as conn:
+                await conn.execute(text(f"TRUNCATE {tables} CASCADE"))
+
+
+@pytest.fixture
+async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
+
+
+@pytest.fixture
+async def key_a(app: Starlette) -> str:
+    return await create_api_key(app.state.db, "org-a")
+
+
+@pytest.fixture
+async def key_b(app: Starlette) -> str:
+    return await create_api_key(app.state.db, "org-b")
+
+
+@dataclass
+class Api:
+    """Both transports behind one small client, so tests read like the contract."""
+
+    http: httpx.AsyncClient
+    key: str | None
+
+    def _headers(self, key: str | None) -> dict[str, str]:
+        chosen = self.key if key == "default" else key
+        return {"Authorization": f"Bearer {chosen}"} if chosen else {}
+
+    async def get(self, path: str, *, key: str | None = "default", **kw: Any) -> httpx.Response:
+        return await self.http.get(path, headers=self._headers(key), **kw)
+
+    async def post(self, path: str, json: Any = None, *, key: str | None = "default", **kw: Any) -> httpx.Response:
+        return await self.http.post(path, json=json, headers=self._headers(key), **kw)
+
+    async def gql(
+        self, query: str, variables: dict[str, Any] | None = None, *, key: str | None = "default"
+    ) -> dict[str, Any]:
+        resp = await self.http.post(
+            "/graphql", json={"query": query, "variables": variables or {}}, headers=self._headers(key)
+        )
+        body: dict[str, Any] = resp.json()
+        body["_status"] = resp.status_code
+        return body
+
+
+@pytest.fixture
+def api(client: httpx.AsyncClient, key_a: str) -> Api:
+    """Calls as organisation A unless a test passes ``key=``."""
+    return Api(client, key_a)
+
+
+@pytest.fixture
+def api_b(client: httpx.AsyncClient, key_b: str) -> Api:
+    return Api(client, key_b)
+
+
+def gql_code(body: dict[str, Any]) -> str | None:
+    errors = body.get("errors") or []
+    return errors[0]["extensions"]["code"] if errors else None
+
+
+async def create_workspace(api: Api, **fields: Any) -> dict[str, Any]:
+    resp = await api.post("/api/v2/workspaces", {"name": "Q1 freight", **fields})
+    assert resp.status_code == 201, resp.text
+    data: dict[str, Any] = resp.json()["data"]
+    return data

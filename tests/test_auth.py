@@ -1,0 +1,90 @@
+"""Every path and every GraphQL data field needs a valid key; all refusals look alike."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from evidence_gateway.auth import hash_key
+from tests.conftest import Api, gql_code
+
+WS = str(uuid.uuid4())
+PATHS = [
+    ("GET", "/api/v2/workspaces"),
+    ("POST", "/api/v2/workspaces"),
+    ("GET", f"/api/v2/workspaces/{WS}"),
+    ("POST", f"/api/v2/workspaces/{WS}/imports"),
+]
+BAD_KEYS = {
+    "missing": None,
+    "malformed": "not-a-key",
+    "wrong prefix": "abc_" + "0" * 48,
+    "uppercase hex": "evk_" + "A" * 48,
+    "unknown": "evk_" + "0" * 48,
+}
+
+
+@pytest.mark.parametrize(("method", "path"), PATHS)
+@pytest.mark.parametrize("case", list(BAD_KEYS))
+async def test_rest_refuses_without_valid_key(api: Api, method: str, path: str, case: str) -> None:
+    resp = await api.http.request(
+        method,
+        path,
+        json={"name": "x"},
+        headers={"Authorization": f"Bearer {BAD_KEYS[case]}"} if BAD_KEYS[case] else {},
+    )
+    assert resp.status_code == 401
+    assert resp.json() == {"error": "missing or invalid API key", "details": {"code": "unauthenticated"}}
+
+
+async def test_revoked_key_is_refused(api: Api) -> None:
+    from sqlalchemy import update
+
+    from evidence_gateway.models import ApiKey
+    from evidence_gateway.timeutil import utcnow
+
+    assert (await api.get("/api/v2/workspaces")).status_code == 200
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
+    async with db.write() as session:
+        await session.execute(update(ApiKey).where(ApiKey.key_hash == hash_key(api.key)).values(revoked_at=utcnow()))
+    resp = await api.get("/api/v2/workspaces")
+    assert resp.status_code == 401
+    assert resp.json()["details"]["code"] == "unauthenticated"
+
+
+async def test_key_is_stored_only_as_hash(api: Api) -> None:
+    from sqlalchemy import select
+
+    from evidence_gateway.models import ApiKey
+
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
+    async with db.read() as session:
+        keys = (await session.execute(select(ApiKey))).scalars().all()
+    assert api.key not in {k.key_hash for k in keys}
+    assert hash_key(api.key) in {k.key_hash for k in keys}
+    assert api.key is not None and api.key.startswith("evk_") and len(api.key) == 52
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ workspaces { items { id } } }",
+        f'{{ workspace(id: "{WS}") {{ id }} }}',
+        'mutation { createWorkspace(input: {name: "x"}) { id } }',
+        f'mutation {{ registerImport(workspaceId: "{WS}", input: {{sourceRowCount: 1}}) {{ id }} }}',
+    ],
+)
+@pytest.mark.parametrize("case", ["missing", "malformed", "unknown"])
+async def test_graphql_refuses_without_valid_key(api: Api, query: str, case: str) -> None:
+    body = await api.gql(query, key=BAD_KEYS[case])
+    assert body["_status"] == 401
+    assert gql_code(body) == "UNAUTHENTICATED"
+    assert not any((body.get("data") or {}).values())
+
+
+async def test_graphql_introspection_needs_no_key(api: Api) -> None:
+    """GraphiQL loads the schema before the developer has pasted a key."""
+    body = await api.gql("{ __schema { queryType { name } } }", key=None)
+    assert body["_status"] == 200
+    assert body["data"]["__schema"]["queryType"]["name"] == "Query"
