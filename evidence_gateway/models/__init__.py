@@ -1,6 +1,27 @@
 """SQLModel tables, one module per resource family."""
 
+from evidence_gateway.models.calculation import (
+    CalculationRun,
+    DataQualityAssessment,
+    DataTier,
+    EmissionFactor,
+    FactorVersion,
+    MethodologyProfile,
+    RunStatus,
+    ShipmentEmission,
+)
+from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
 from evidence_gateway.models.organization import ApiKey, Organization
+from evidence_gateway.models.packs import (
+    ApprovalAction,
+    ApprovalActionType,
+    ArtifactContent,
+    ArtifactStatus,
+    ArtifactType,
+    PackArtifact,
+    PackStatus,
+    ReportPack,
+)
 from evidence_gateway.models.workspace import (
     DistanceSource,
     FuelType,
@@ -13,12 +34,32 @@ from evidence_gateway.models.workspace import (
 
 __all__ = [
     "ApiKey",
+    "ApprovalAction",
+    "ApprovalActionType",
+    "ArtifactContent",
+    "ArtifactStatus",
+    "ArtifactType",
+    "AttachmentScope",
+    "CalculationRun",
+    "DataQualityAssessment",
+    "DataTier",
     "DistanceSource",
+    "EmissionFactor",
+    "EvidenceItem",
+    "EvidenceType",
+    "FactorVersion",
     "FuelType",
     "ImportBatch",
+    "MethodologyProfile",
     "Organization",
+    "PackArtifact",
+    "PackStatus",
+    "ReportPack",
+    "RunStatus",
     "Shipment",
+    "ShipmentEmission",
     "TransportMode",
+    "VerificationStatus",
     "Workspace",
     "WorkspaceStatus",
 ]

@@ -9,11 +9,13 @@ from graphql import GraphQLError
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from evidence_gateway.schema import workspaces
+from evidence_gateway.schema import calculations, evidence, packs, workspaces
 from evidence_gateway.schema.errors import log_unexpected
 
-Query = merge_types("Query", (workspaces.Query,))
-Mutation = merge_types("Mutation", (workspaces.Mutation,))
+# Each domain module contributes its own Query/Mutation; empty ones are skipped.
+_DOMAINS = (workspaces, calculations, packs, evidence)
+Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
+Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 
 
 class EvidenceSchema(strawberry.Schema):

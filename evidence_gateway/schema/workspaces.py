@@ -11,9 +11,12 @@ from strawberry.types import Info
 from evidence_gateway.models import DistanceSource, FuelType, TransportMode, WorkspaceStatus
 from evidence_gateway.resolvers import imports, workspaces
 from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.schema.calculations import WorkspaceCalculationFields
 from evidence_gateway.schema.common import PaginationMeta
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
+from evidence_gateway.schema.packs import WorkspacePackFields
 
 WorkspaceStatusEnum = strawberry.enum(WorkspaceStatus, name="WorkspaceStatus", description="Workspace lifecycle state.")
 TransportModeEnum = strawberry.enum(TransportMode, name="TransportMode", description="Transport mode of a shipment.")
@@ -42,7 +45,7 @@ class ImportBatchType:
 
 
 @strawberry.type(name="Workspace", description="A reporting workspace: the container of imports, runs and packs.")
-class WorkspaceType:
+class WorkspaceType(WorkspaceCalculationFields, WorkspacePackFields, WorkspaceEvidenceFields):
     id: uuid.UUID = strawberry.field(description="Workspace id.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
     name: str = strawberry.field(description="Display name.")

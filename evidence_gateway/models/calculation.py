@@ -1,0 +1,137 @@
+"""Reference data (methodology profiles, versioned emission factors) and calculation results."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from evidence_gateway.models.base import created_field, id_field, json_field, org_fk
+
+
+class RunStatus(enum.StrEnum):
+    draft = "draft"
+    running = "running"
+    completed = "completed"
+    failed = "failed"
+
+
+class DataTier(enum.StrEnum):
+    """Best data available for a shipment, best first (ISO 14083 / GLEC data hierarchy)."""
+
+    primary = "primary"  # fuel or energy actually used
+    secondary = "secondary"  # carrier-specific intensity
+    default = "default"  # mode default intensity, measured distance
+    modelled = "modelled"  # mode default intensity, modelled distance
+
+
+class FactorVersion(SQLModel, table=True):
+    """A published set of factors; a run names the version it used."""
+
+    __tablename__ = "factor_version"
+
+    id: uuid.UUID = id_field()
+    code: str = Field(max_length=64, unique=True, nullable=False)
+    name: str = Field(max_length=200, nullable=False)
+    source: str = Field(max_length=500, nullable=False)
+    published_on: date | None = None
+    created_at: datetime = created_field()
+
+
+class EmissionFactor(SQLModel, table=True):
+    """kind=mode: g CO2e per tonne-km; kind=fuel: kg CO2e per litre / kg / kWh."""
+
+    __tablename__ = "emission_factor"
+    __table_args__ = (UniqueConstraint("factor_version_id", "kind", "key", name="uq_emission_factor_key"),)
+
+    id: uuid.UUID = id_field()
+    factor_version_id: uuid.UUID = Field(foreign_key="factor_version.id", nullable=False)
+    kind: str = Field(max_length=16, nullable=False)
+    key: str = Field(max_length=64, nullable=False)
+    unit: str = Field(max_length=32, nullable=False)
+    wtw_value: float = Field(nullable=False)
+    ttw_value: float = Field(nullable=False)
+    source: str = Field(max_length=500, nullable=False)
+    note: str | None = Field(default=None, max_length=500)
+
+
+class MethodologyProfile(SQLModel, table=True):
+    __tablename__ = "methodology_profile"
+
+    id: uuid.UUID = id_field()
+    code: str = Field(max_length=64, unique=True, nullable=False)
+    name: str = Field(max_length=200, nullable=False)
+    description: str = Field(max_length=2000, nullable=False)
+    # "WTW" (well-to-wheel) or "TTW" (tank-to-wheel)
+    boundary: str = Field(max_length=8, nullable=False)
+    factor_version_id: uuid.UUID = Field(foreign_key="factor_version.id", nullable=False)
+    is_default: bool = Field(default=False, nullable=False)
+    created_at: datetime = created_field()
+
+
+class CalculationRun(SQLModel, table=True):
+    __tablename__ = "calculation_run"
+    __table_args__ = (Index("ix_calculation_run_workspace_created", "workspace_id", "created_at"),)
+
+    id: uuid.UUID = id_field()
+    workspace_id: uuid.UUID = Field(foreign_key="workspace.id", nullable=False)
+    org_id: uuid.UUID = org_fk()
+    methodology_profile_id: uuid.UUID | None = None
+    factor_version_id: uuid.UUID | None = None
+    legacy_report_id: uuid.UUID | None = None
+    export_template_id: uuid.UUID | None = None
+    status: str = Field(default=RunStatus.running.value, max_length=16, nullable=False)
+    rerun_hash: str | None = Field(default=None, max_length=64)
+    assumptions_snapshot_json: dict[str, Any] = json_field()
+    # Extensions beyond the contract: what the run produced.
+    total_co2e_kg: float | None = None
+    total_tonne_km: float | None = None
+    shipment_count: int = Field(default=0, nullable=False)
+    totals_by_mode_json: dict[str, Any] = json_field()
+    error_message: str | None = Field(default=None, max_length=2000)
+    created_at: datetime = created_field()
+    completed_at: datetime | None = None
+
+
+class DataQualityAssessment(SQLModel, table=True):
+    __tablename__ = "data_quality_assessment"
+    __table_args__ = (Index("ix_dqa_workspace_assessed", "workspace_id", "assessed_at"),)
+
+    id: uuid.UUID = id_field()
+    workspace_id: uuid.UUID = Field(foreign_key="workspace.id", nullable=False)
+    org_id: uuid.UUID = org_fk()
+    calculation_run_id: uuid.UUID = Field(foreign_key="calculation_run.id", nullable=False)
+    report_pack_id: uuid.UUID | None = None
+    coverage_score: float = Field(nullable=False)
+    primary_data_percent: float = Field(nullable=False)
+    secondary_data_percent: float = Field(nullable=False)
+    default_data_percent: float = Field(nullable=False)
+    modelled_data_percent: float = Field(nullable=False)
+    missing_required_fields_count: int = Field(nullable=False)
+    flagged_shipments_count: int = Field(nullable=False)
+    rules_triggered_json: list[dict[str, Any]] = json_field(default_factory=list)
+    summary_text: str | None = Field(default=None, max_length=4000)
+    assessed_at: datetime = created_field()
+
+
+class ShipmentEmission(SQLModel, table=True):
+    """Per-shipment result of a run: what the CSV/XLSX artifacts list row by row."""
+
+    __tablename__ = "shipment_emission"
+    __table_args__ = (Index("ix_shipment_emission_run_row", "calculation_run_id", "row_index"),)
+
+    id: uuid.UUID = id_field()
+    calculation_run_id: uuid.UUID = Field(foreign_key="calculation_run.id", nullable=False)
+    shipment_id: uuid.UUID = Field(foreign_key="shipment.id", nullable=False)
+    org_id: uuid.UUID = org_fk()
+    row_index: int = Field(nullable=False)
+    included: bool = Field(nullable=False)
+    data_tier: str | None = Field(default=None, max_length=16)
+    tonne_km: float | None = None
+    co2e_kg: float | None = None
+    intensity_g_per_tkm: float | None = None
+    flags: str | None = Field(default=None, max_length=500)
