@@ -93,6 +93,8 @@ class CalculationRun(SQLModel, table=True):
     shipment_count: int = Field(default=0, nullable=False)
     totals_by_mode_json: dict[str, Any] = json_field()
     error_message: str | None = Field(default=None, max_length=2000)
+    # The acting key, for the audit trail.
+    api_key_id: uuid.UUID | None = Field(default=None, foreign_key="api_key.id")
     created_at: datetime = created_field()
     completed_at: datetime | None = None
 

@@ -71,6 +71,8 @@ class ReportPack(SQLModel, table=True):
     pack_hash: str | None = Field(default=None, max_length=64)
     rerun_hash: str | None = Field(default=None, max_length=64)
     superseded_pack_id: uuid.UUID | None = None
+    # The acting key, for the audit trail.
+    api_key_id: uuid.UUID | None = Field(default=None, foreign_key="api_key.id")
     created_at: datetime = created_field()
     approved_at: datetime | None = None
     published_at: datetime | None = None

@@ -80,6 +80,8 @@ class ImportBatch(SQLModel, table=True):
     mapping_profile_name: str | None = Field(default=None, max_length=200)
     source_system: str | None = Field(default=None, max_length=200)
     shipment_count: int = Field(default=0, nullable=False)
+    # The acting key, for the audit trail.
+    api_key_id: uuid.UUID | None = Field(default=None, foreign_key="api_key.id")
     created_at: datetime = created_field()
 
 

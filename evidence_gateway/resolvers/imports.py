@@ -60,6 +60,7 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
             workspace_id=workspace.id,
             org_id=ctx.org_id,
             shipment_count=len(rows),
+            api_key_id=ctx.principal.key_id,
             created_at=utcnow(),
             **payload.model_dump(exclude={"shipments"}),
         )
