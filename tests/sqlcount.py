@@ -1,0 +1,35 @@
+"""Counting SQL statements per request (SQLAlchemy event hook), for N+1 tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+
+class StatementLog:
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+
+@contextmanager
+def count_statements(engine: AsyncEngine) -> Iterator[StatementLog]:
+    log = StatementLog()
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        # BEGIN/COMMIT/ROLLBACK are transaction plumbing, not queries.
+        if statement.strip().split(" ", 1)[0].upper() not in {"BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"}:
+            log.statements.append(statement)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", on_execute)
+    try:
+        yield log
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", on_execute)
