@@ -2,8 +2,8 @@
 
 from starlette.routing import BaseRoute
 
-from evidence_gateway.rest_compat import workspaces
+from evidence_gateway.rest_compat import openapi, workspaces
 
-routes: list[BaseRoute] = [*workspaces.routes]
+routes: list[BaseRoute] = [*workspaces.routes, *openapi.routes]
 
 __all__ = ["routes"]

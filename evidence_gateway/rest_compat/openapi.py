@@ -1,0 +1,481 @@
+"""GET /api/openapi.json: the OpenAPI 3.1 description of every /api/v2 and /api/v1 operation.
+
+Written from the contract (shared/spec/evidence-api-v2.md) and checked against the running
+app by schemathesis (tests/test_openapi_contract.py). What we added beyond the contract is
+marked ``x-extension: true``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from evidence_gateway.rest_compat.http import dumps
+from evidence_gateway.rest_compat.openapi_schemas import (
+    EXT,
+    LABEL,
+    NAME,
+    SHORT_TEXT,
+    ApprovalActionType,
+    AttachmentScope,
+    EvidenceType,
+    Schema,
+    VerificationStatus,
+    array,
+    component_schemas,
+    data_envelope,
+    date_,
+    enum,
+    free_object,
+    integer,
+    meta_envelope,
+    obj,
+    page_envelope,
+    ref,
+    string,
+    uuid_,
+)
+
+VERSION = "2.0.0"
+BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]
+
+# Every error status we answer, as a shared response: (component name, description).
+ERRORS = {
+    400: ("BadRequest", "Malformed JSON, a body that is not a JSON object, or a missing required body."),
+    401: ("Unauthenticated", "Missing, malformed, unknown or revoked API key."),
+    403: ("Forbidden", "Signed download link expired or tampered."),
+    404: ("NotFound", "Unknown id, another organisation's id, or a malformed id in the path."),
+    409: ("Conflict", "The current state forbids the operation (details name the state)."),
+    413: ("PayloadTooLarge", "Request body over the size limit."),
+    422: ("InvalidInput", "Well-formed but invalid input; details.fields names each field."),
+    502: ("UpstreamFailed", "The webhook target did not accept the test request; details carry the result."),
+}
+
+BODY_ERRORS = (400, 413, 422)
+
+
+# -- operation helpers --------------------------------------------------------------------------
+
+
+def _json(schema: Schema) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def path_id(what: str) -> dict[str, Any]:
+    return {"name": "id", "in": "path", "required": True, "schema": uuid_(), "description": f"{what} id."}
+
+
+def page_query() -> list[dict[str, Any]]:
+    return [
+        {"name": "page", "in": "query", "schema": integer(minimum=1, maximum=10_000_000, default=1)},
+        {"name": "per_page", "in": "query", "schema": integer(minimum=1, maximum=100, default=20)},
+    ]
+
+
+def body(schema: Schema, *, required: bool = True) -> dict[str, Any]:
+    return {"required": required, "content": _json(schema)}
+
+
+def operation(
+    op_id: str,
+    summary: str,
+    ok: tuple[int, Schema, str],
+    errors: tuple[int, ...],
+    *,
+    tag: str,
+    params: list[dict[str, Any]] | None = None,
+    request: dict[str, Any] | None = None,
+    extension: bool = False,
+    deprecated: bool = False,
+    security: list[dict[str, list[str]]] | None = None,
+    ok_headers: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    status, schema, description = ok
+    success: dict[str, Any] = {"description": description, "content": _json(schema)}
+    if ok_headers:
+        success["headers"] = ok_headers
+    out: dict[str, Any] = {
+        "operationId": op_id,
+        "summary": summary,
+        "tags": [tag],
+        "security": BEARER if security is None else security,
+        "parameters": params or [],
+        "responses": {
+            str(status): success,
+            **{str(code): {"$ref": f"#/components/responses/{ERRORS[code][0]}"} for code in sorted({401, *errors})},
+        },
+    }
+    if request is not None:
+        out["requestBody"] = request
+    if extension:
+        out.update(EXT)
+    if deprecated:
+        out["deprecated"] = True
+    return out
+
+
+# -- request bodies -----------------------------------------------------------------------------
+
+
+def _workspace_create() -> Schema:
+    return obj(
+        {
+            "name": NAME,
+            "external_reference": SHORT_TEXT,
+            "reporting_period_start": date_(),
+            "reporting_period_end": date_(description="Not before reporting_period_start."),
+            "default_methodology_profile_id": uuid_(),
+        },
+        required=["name"],
+    )
+
+
+def _import_create() -> Schema:
+    return obj(
+        {
+            "source_row_count": integer(minimum=0, maximum=2**31 - 1),
+            "source_filename": SHORT_TEXT,
+            "source_file_type": SHORT_TEXT,
+            "mapping_profile_name": SHORT_TEXT,
+            "source_system": SHORT_TEXT,
+            "shipments": {**array(ref("ShipmentRow")), **EXT, "description": "Optional shipment rows (extension)."},
+        },
+        required=["source_row_count"],
+    )
+
+
+def _calculate() -> Schema:
+    return obj(
+        {
+            "legacy_report_id": uuid_(),
+            "export_template_id": uuid_(),
+            "assumptions_snapshot": free_object("Assumptions recorded with the run."),
+        },
+        required=[],
+    )
+
+
+def _calculate_result() -> Schema:
+    return obj(
+        {
+            "workspace_id": uuid_(),
+            "status": string(description="Workspace status after the run."),
+            "calculation_run": ref("CalculationRun"),
+            "quality_assessment": ref("DataQualityAssessment"),
+        }
+    )
+
+
+def _approval() -> Schema:
+    return obj({"action_type": enum(ApprovalActionType), "comment": string(maxLength=4000)}, required=["action_type"])
+
+
+def _evidence_create() -> Schema:
+    return obj(
+        {
+            "evidence_type": enum(EvidenceType),
+            "title": string(minLength=1, maxLength=300),
+            "file_name": string(minLength=1, maxLength=300),
+            "file_url": string(minLength=1, maxLength=2000),
+            "workspace_id": uuid_(),
+            "report_pack_id": uuid_(),
+            "shipment_id": uuid_(),
+            "file_sha256": string(maxLength=64),
+            "mime_type": LABEL,
+            "issue_date": date_(),
+            "valid_from": date_(),
+            "valid_to": date_(),
+            "source_system": LABEL,
+            "verification_status": enum(VerificationStatus),
+            "attachment_scope": enum(AttachmentScope),
+            "extracted_metadata_json": free_object(),
+            "notes": string(maxLength=4000),
+        },
+        required=["evidence_type", "title", "file_name", "file_url"],
+    )
+
+
+def _webhook_test() -> Schema:
+    return obj(
+        {
+            "target_url": string("uri", description="http or https."),
+            "event_type": string(maxLength=200, description="Defaults to pack.published."),
+            "workspace_id": uuid_(),
+            "report_pack_id": uuid_(),
+        },
+        required=["target_url"],
+    )
+
+
+# -- paths --------------------------------------------------------------------------------------
+
+
+def _legacy_headers() -> dict[str, Any]:
+    return {
+        "Deprecation": {
+            "description": "RFC 9745: this endpoint is deprecated.",
+            "required": True,
+            "schema": string(),
+        },
+        "Link": {
+            "description": 'Successor: <…/api/v2/workspaces>; rel="successor-version".',
+            "required": True,
+            "schema": string(),
+        },
+        "Sunset": {"description": "RFC 8594 date, when configured.", "required": False, "schema": string()},
+    }
+
+
+def paths() -> dict[str, Any]:
+    ws = path_id("Workspace")
+    pack = path_id("Report pack")
+    return {
+        "/v2/workspaces": {
+            "get": operation(
+                "listWorkspaces",
+                "List the organisation's workspaces, newest first",
+                (200, page_envelope(ref("Workspace")), "One page of workspaces."),
+                (422,),
+                tag="workspaces",
+                params=page_query(),
+            ),
+            "post": operation(
+                "createWorkspace",
+                "Create a workspace (status draft)",
+                (201, data_envelope(ref("Workspace")), "The new workspace."),
+                BODY_ERRORS,
+                tag="workspaces",
+                request=body(_workspace_create()),
+            ),
+        },
+        "/v2/workspaces/{id}": {
+            "get": operation(
+                "getWorkspace",
+                "Workspace detail with the latest run, pack and quality assessment",
+                (200, data_envelope(ref("WorkspaceDetail")), "The workspace."),
+                (404,),
+                tag="workspaces",
+                params=[ws],
+            )
+        },
+        "/v2/workspaces/{id}/imports": {
+            "post": operation(
+                "registerImport",
+                "Register an import batch (optionally with shipment rows)",
+                (201, data_envelope(ref("ImportBatch")), "The import batch."),
+                (*BODY_ERRORS, 404, 409),
+                tag="workspaces",
+                params=[ws],
+                request=body(_import_create()),
+            )
+        },
+        "/v2/workspaces/{id}/calculate": {
+            "post": operation(
+                "calculateWorkspace",
+                "Create a calculation run and its data-quality assessment",
+                (200, data_envelope(_calculate_result()), "The run and its assessment."),
+                (*BODY_ERRORS, 404, 409),
+                tag="calculations",
+                params=[ws],
+                request=body(_calculate(), required=False),
+            )
+        },
+        "/v2/workspaces/{id}/quality": {
+            "get": operation(
+                "getWorkspaceQuality",
+                "Latest data-quality assessment of the workspace",
+                (200, data_envelope(ref("DataQualityAssessment")), "The latest assessment."),
+                (404,),
+                tag="calculations",
+                params=[ws],
+            )
+        },
+        "/v2/workspaces/{id}/packs": {
+            "post": operation(
+                "generatePack",
+                "Generate or refresh the evidence pack from the current workspace state",
+                (201, meta_envelope(ref("ReportPack")), "The new pack version."),
+                (*BODY_ERRORS, 404, 409),
+                tag="packs",
+                params=[ws],
+                request=body(obj({"legacy_report_id": uuid_()}, required=[]), required=False),
+            )
+        },
+        "/v2/packs/{id}": {
+            "get": operation(
+                "getPack",
+                "Pack detail with its run, assessment and artifacts",
+                (200, data_envelope(ref("ReportPackDetail")), "The pack."),
+                (404,),
+                tag="packs",
+                params=[pack],
+            )
+        },
+        "/v2/packs/{id}/artifacts": {
+            "get": operation(
+                "listPackArtifacts",
+                "Every artifact of the pack, each with a signed download URL",
+                (200, data_envelope(array(ref("PackArtifact"))), "The artifacts in type order."),
+                (404,),
+                tag="packs",
+                params=[pack],
+            )
+        },
+        "/v2/packs/{id}/approvals": {
+            "post": operation(
+                "recordApproval",
+                "Record an approval action on the pack",
+                (201, data_envelope(ref("ApprovalActionResult")), "Pack status before and after."),
+                (*BODY_ERRORS, 404, 409),
+                tag="packs",
+                params=[pack],
+                request=body(_approval()),
+            )
+        },
+        "/v2/artifacts/{id}/download": {
+            "get": operation(
+                "downloadArtifact",
+                "Artifact content: with a valid signed link (no key) or with the Bearer key",
+                (200, {"type": "string", "contentMediaType": "application/octet-stream"}, "The file."),
+                (403, 404),
+                tag="packs",
+                params=[
+                    path_id("Artifact"),
+                    {"name": "expires", "in": "query", "schema": integer(), "description": "Unix time."},
+                    {"name": "signature", "in": "query", "schema": string(pattern="^[0-9a-f]{64}$")},
+                ],
+                extension=True,
+                security=[*BEARER, {}],
+            )
+        },
+        "/v2/evidence-items": {
+            "get": operation(
+                "listEvidenceItems",
+                "List the organisation's evidence items, newest first",
+                (200, page_envelope(ref("EvidenceItem")), "One page of evidence items."),
+                (422,),
+                tag="evidence",
+                params=page_query(),
+                extension=True,
+            ),
+            "post": operation(
+                "createEvidenceItem",
+                "Register an evidence item (supporting document)",
+                (201, data_envelope(ref("EvidenceItem")), "The evidence item."),
+                BODY_ERRORS,
+                tag="evidence",
+                request=body(_evidence_create()),
+            ),
+        },
+        "/v2/evidence-items/{id}": {
+            "get": operation(
+                "getEvidenceItem",
+                "Evidence item detail",
+                (200, data_envelope(ref("EvidenceItem")), "The evidence item."),
+                (404,),
+                tag="evidence",
+                params=[path_id("Evidence item")],
+                extension=True,
+            )
+        },
+        "/v2/webhooks/test": {
+            "post": operation(
+                "testWebhook",
+                "Send a signed test payload to a client endpoint and record the outcome",
+                (200, data_envelope(ref("WebhookTestResult")), "The target accepted the request."),
+                (*BODY_ERRORS, 502),
+                tag="webhooks",
+                request=body(_webhook_test()),
+            )
+        },
+        "/v2/methodology-profiles": {
+            "get": operation(
+                "listMethodologyProfiles",
+                "Seeded methodology profiles",
+                (200, data_envelope(array(ref("MethodologyProfile"))), "Every profile."),
+                (),
+                tag="calculations",
+                extension=True,
+            )
+        },
+        "/v1/reports": {
+            "get": operation(
+                "listLegacyReports",
+                "List legacy reports (deprecated)",
+                (200, page_envelope(ref("LegacyReport")), "One page of legacy reports."),
+                (422,),
+                tag="legacy",
+                params=page_query(),
+                deprecated=True,
+                ok_headers=_legacy_headers(),
+            )
+        },
+        "/v1/reports/{id}": {
+            "get": operation(
+                "getLegacyReport",
+                "Legacy report detail (deprecated)",
+                (200, data_envelope(ref("LegacyReport")), "The legacy report."),
+                (404,),
+                tag="legacy",
+                params=[path_id("Legacy report")],
+                deprecated=True,
+                ok_headers=_legacy_headers(),
+            )
+        },
+    }
+
+
+def _error_responses() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for code, (name, description) in ERRORS.items():
+        response: dict[str, Any] = {"description": description, "content": _json(ref("ErrorResponse"))}
+        if code == 401:
+            response["headers"] = {"WWW-Authenticate": {"required": True, "schema": string(const="Bearer")}}
+        out[name] = response
+    return out
+
+
+@lru_cache(maxsize=1)
+def document() -> dict[str, Any]:
+    """The whole document (built once; it depends on code only)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Evidence Reporting Service API",
+            "version": VERSION,
+            "description": "Workspace-centric API for transport-emissions evidence. "
+            "`x-extension: true` marks what this server adds beyond the published contract.",
+        },
+        "servers": [{"url": "/api"}],
+        "security": BEARER,
+        "tags": [{"name": t} for t in ("workspaces", "calculations", "packs", "evidence", "webhooks", "legacy")],
+        "paths": paths(),
+        "components": {
+            "securitySchemes": {
+                "bearerAuth": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "Organisation API key: `evk_` + 48 lowercase hex characters.",
+                }
+            },
+            "schemas": component_schemas(),
+            "responses": _error_responses(),
+        },
+    }
+
+
+@lru_cache(maxsize=1)
+def _rendered() -> bytes:
+    return dumps(document())
+
+
+async def openapi_json(_request: Request) -> Response:
+    """GET /openapi.json: no key needed."""
+    return Response(_rendered(), media_type="application/json")
+
+
+routes = [Route("/openapi.json", openapi_json, methods=["GET"])]

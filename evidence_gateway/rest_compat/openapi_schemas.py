@@ -1,0 +1,474 @@
+"""Building blocks and component schemas of the OpenAPI 3.1 document (see openapi.py).
+
+Response schemas list every field the serializers emit, all required (they are always
+present; "nullable" means present and maybe null, as the contract puts it). Request
+schemas mirror the resolvers' pydantic inputs: same types, bounds and enums.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence_gateway.models import (
+    ApprovalActionType,
+    ArtifactStatus,
+    ArtifactType,
+    AttachmentScope,
+    DistanceSource,
+    EvidenceType,
+    FuelType,
+    PackStatus,
+    RunStatus,
+    TransportMode,
+    VerificationStatus,
+    WorkspaceStatus,
+)
+
+Schema = dict[str, Any]
+
+EXT = {"x-extension": True}
+
+
+# -- primitives ---------------------------------------------------------------------------------
+
+
+def string(fmt: str | None = None, **kw: Any) -> Schema:
+    out: Schema = {"type": "string", **kw}
+    if fmt:
+        out["format"] = fmt
+    return out
+
+
+def uuid_(**kw: Any) -> Schema:
+    return string("uuid", **kw)
+
+
+def date_(**kw: Any) -> Schema:
+    return string("date", **kw)
+
+
+def datetime_(**kw: Any) -> Schema:
+    return string("date-time", **kw)
+
+
+def integer(**kw: Any) -> Schema:
+    return {"type": "integer", **kw}
+
+
+def number(**kw: Any) -> Schema:
+    return {"type": "number", **kw}
+
+
+def boolean() -> Schema:
+    return {"type": "boolean"}
+
+
+def enum(values: Any, **kw: Any) -> Schema:
+    return {"type": "string", "enum": [getattr(v, "value", v) for v in values], **kw}
+
+
+def free_object(description: str = "Free-form keys.") -> Schema:
+    return {"type": "object", "description": description}
+
+
+def array(items: Schema, **kw: Any) -> Schema:
+    return {"type": "array", "items": items, **kw}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: Schema) -> Schema:
+    """OpenAPI 3.1 nullability: ``type: [t, "null"]``; a $ref becomes anyOf with null."""
+    if "$ref" in schema:
+        return {"anyOf": [schema, {"type": "null"}]}
+    out = dict(schema)
+    out["type"] = [schema["type"], "null"]
+    if "enum" in out:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def ext(schema: Schema, description: str | None = None) -> Schema:
+    """Marks a field or operation we added beyond the contract."""
+    out = {**schema, **EXT}
+    if description:
+        out["description"] = description
+    return out
+
+
+def obj(properties: dict[str, Schema], required: list[str] | None = None, **kw: Any) -> Schema:
+    """An object; ``required=None`` means every listed property is always present."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+        **kw,
+    }
+
+
+# -- envelopes ----------------------------------------------------------------------------------
+
+
+def data_envelope(schema: Schema) -> Schema:
+    return obj({"data": schema})
+
+
+def page_envelope(item: Schema) -> Schema:
+    return obj({"data": array(item), "pagination": ref("PaginationMeta")})
+
+
+def meta_envelope(schema: Schema) -> Schema:
+    return obj({"data": schema, "meta": free_object("Generation details (free-form).")})
+
+
+# -- input bounds shared with resolvers/validation.py --------------------------------------------
+
+SHORT_TEXT = string(maxLength=500)
+LABEL = string(maxLength=200)
+NAME = string(minLength=1, maxLength=200, pattern=r"\S", description="Trimmed; 1–200 characters.")
+
+
+# -- components ---------------------------------------------------------------------------------
+
+
+def _workspace() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "org_id": uuid_(),
+            "name": string(),
+            "external_reference": nullable(string()),
+            "reporting_period_start": nullable(date_()),
+            "reporting_period_end": nullable(date_()),
+            "status": enum(WorkspaceStatus),
+            "default_methodology_profile_id": nullable(uuid_()),
+            "latest_calculation_run_id": nullable(uuid_()),
+            "latest_report_pack_id": nullable(uuid_()),
+            "archived_at": nullable(datetime_()),
+            "created_at": datetime_(),
+            "updated_at": datetime_(),
+        }
+    )
+
+
+def _workspace_detail() -> Schema:
+    return {
+        "allOf": [
+            ref("Workspace"),
+            obj(
+                {
+                    "latest_calculation_run": nullable(ref("CalculationRun")),
+                    "latest_pack": nullable(ref("ReportPack")),
+                    "latest_quality_assessment": nullable(ref("DataQualityAssessment")),
+                }
+            ),
+        ]
+    }
+
+
+def _calculation_run() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "workspace_id": uuid_(),
+            "org_id": uuid_(),
+            "methodology_profile_id": nullable(uuid_()),
+            "factor_version_id": nullable(uuid_()),
+            "legacy_report_id": nullable(uuid_()),
+            "status": enum(RunStatus),
+            "rerun_hash": nullable(string()),
+            "assumptions_snapshot_json": free_object(),
+            "created_at": datetime_(),
+            "completed_at": nullable(datetime_()),
+            "export_template_id": ext(nullable(uuid_()), "Template bundle named when the run was started."),
+            "total_co2e_kg": ext(nullable(number()), "Well-to-wheel CO2e of the included shipments, kg."),
+            "total_tonne_km": ext(nullable(number()), "Tonne-kilometres of the included shipments."),
+            "shipment_count": ext(integer(minimum=0), "Shipment rows the run read."),
+            "totals_by_mode_json": ext(free_object(), "Totals per transport mode."),
+            "error_message": ext(nullable(string()), "Why a failed run failed."),
+        }
+    )
+
+
+def _quality() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "workspace_id": uuid_(),
+            "calculation_run_id": uuid_(),
+            "report_pack_id": nullable(uuid_()),
+            "coverage_score": number(),
+            "primary_data_percent": number(),
+            "secondary_data_percent": number(),
+            "default_data_percent": number(),
+            "modelled_data_percent": number(),
+            "missing_required_fields_count": integer(),
+            "flagged_shipments_count": integer(),
+            "rules_triggered_json": array(free_object()),
+            "summary_text": nullable(string()),
+            "assessed_at": datetime_(),
+        }
+    )
+
+
+def _import_batch() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "workspace_id": uuid_(),
+            "org_id": uuid_(),
+            "source_filename": nullable(string()),
+            "source_file_type": nullable(string()),
+            "source_row_count": integer(),
+            "mapping_profile_name": nullable(string()),
+            "source_system": nullable(string()),
+            "created_at": datetime_(),
+            "shipment_count": ext(integer(minimum=0), "Shipment rows stored with this batch."),
+        }
+    )
+
+
+ARTIFACT_URL_FIELDS = tuple(f"{t.value}_url" for t in ArtifactType)
+
+
+def _report_pack() -> Schema:
+    urls = {name: nullable(string()) for name in ARTIFACT_URL_FIELDS}
+    return obj(
+        {
+            "id": uuid_(),
+            "workspace_id": uuid_(),
+            "org_id": uuid_(),
+            "legacy_report_id": nullable(uuid_()),
+            "version_number": integer(minimum=1),
+            "title": string(),
+            "audience_label": nullable(string()),
+            "status": enum(PackStatus),
+            "methodology_profile_id": nullable(uuid_()),
+            "calculation_run_id": nullable(uuid_()),
+            "data_quality_assessment_id": nullable(uuid_()),
+            "export_template_id": nullable(uuid_()),
+            "pack_hash": nullable(string()),
+            "rerun_hash": nullable(string()),
+            **urls,
+            "created_at": datetime_(),
+            "approved_at": nullable(datetime_()),
+            "published_at": nullable(datetime_()),
+        }
+    )
+
+
+def _pack_detail() -> Schema:
+    return {
+        "allOf": [
+            ref("ReportPack"),
+            obj(
+                {
+                    "calculation_run": nullable(ref("CalculationRun")),
+                    "quality_assessment": nullable(ref("DataQualityAssessment")),
+                    "artifacts": array(ref("PackArtifact")),
+                }
+            ),
+        ]
+    }
+
+
+def _artifact() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "report_pack_id": uuid_(),
+            "workspace_id": uuid_(),
+            "artifact_type": enum(ArtifactType),
+            "status": enum(ArtifactStatus),
+            "file_url": nullable(string()),
+            "file_name": nullable(string()),
+            "content_type": nullable(string()),
+            "created_at": datetime_(),
+            "generated_at": nullable(datetime_()),
+            "signed_download_url": nullable(string("uri", description="Time-limited link; no key needed.")),
+        }
+    )
+
+
+def _approval_result() -> Schema:
+    return obj(
+        {
+            "reportPackId": uuid_(),
+            "workspaceId": uuid_(),
+            "statusBefore": enum(PackStatus),
+            "statusAfter": enum(PackStatus),
+        }
+    )
+
+
+def _evidence_item() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "workspace_id": nullable(uuid_()),
+            "report_pack_id": nullable(uuid_()),
+            "shipment_id": nullable(uuid_()),
+            "org_id": uuid_(),
+            "evidence_type": enum(EvidenceType),
+            "title": string(),
+            "file_name": string(),
+            "file_url": string(),
+            "file_sha256": nullable(string()),
+            "mime_type": nullable(string()),
+            "issue_date": nullable(date_()),
+            "valid_from": nullable(date_()),
+            "valid_to": nullable(date_()),
+            "source_system": nullable(string()),
+            "verification_status": enum(VerificationStatus),
+            "attachment_scope": enum(AttachmentScope),
+            "extracted_metadata_json": free_object(),
+            "notes": nullable(string()),
+            "uploaded_at": datetime_(),
+        }
+    )
+
+
+def _webhook_result() -> Schema:
+    return obj(
+        {
+            "delivered": boolean(),
+            "target_url": string("uri"),
+            "event_type": string(),
+            "http_status": nullable(integer(description="Status returned by the target; null if none answered.")),
+            "response_excerpt": string(),
+            "payload": free_object("The payload that was sent."),
+        }
+    )
+
+
+def _methodology_profile() -> Schema:
+    return ext(
+        obj(
+            {
+                "id": uuid_(),
+                "code": string(),
+                "name": string(),
+                "description": string(),
+                "boundary": enum(["WTW", "TTW"], description="Well-to-wheel or tank-to-wheel."),
+                "factor_version_id": uuid_(),
+                "is_default": boolean(),
+                "created_at": datetime_(),
+            }
+        ),
+        "A seeded methodology profile (DESIGN.md §6).",
+    )
+
+
+def _legacy_report() -> Schema:
+    successor = obj(
+        {"workspace_id": nullable(uuid_()), "report_pack_id": nullable(uuid_())},
+        description="The workspace/pack that took this report over, where one did.",
+    )
+    return ext(
+        obj(
+            {
+                "id": uuid_(),
+                "org_id": uuid_(),
+                "title": string(),
+                "reporting_period_start": nullable(date_()),
+                "reporting_period_end": nullable(date_()),
+                "status": enum(["draft", "final"]),
+                "total_co2e_kg": nullable(number()),
+                "shipment_count": nullable(integer()),
+                "created_at": datetime_(),
+                "updated_at": datetime_(),
+                "successor": nullable(successor),
+            }
+        ),
+        "Legacy v1 report (fields: DESIGN.md §10; the contract does not show them).",
+    )
+
+
+def _shipment_row() -> Schema:
+    return ext(
+        obj(
+            {
+                "external_id": LABEL,
+                "mode": enum(TransportMode),
+                "distance_km": number(minimum=0),
+                "mass_tonnes": number(minimum=0),
+                "origin": LABEL,
+                "destination": LABEL,
+                "fuel_type": enum(FuelType, description="litres: diesel, petrol, hvo; kg: cng … jet_kerosene; kWh"),
+                "fuel_amount": number(exclusiveMinimum=0, description="Fuel or energy used, in the unit of fuel_type."),
+                "carrier_intensity_g_per_tkm": number(exclusiveMinimum=0),
+                "distance_source": enum(DistanceSource, default=DistanceSource.measured.value),
+            },
+            required=[],
+        ),
+        "A shipment row; absent measures are stored and counted as missing by the calculation.",
+    )
+
+
+def _error() -> Schema:
+    details = obj(
+        {
+            "code": string(description="Stable machine code (bad_request, not_found, invalid_input, …)."),
+            "fields": {
+                "type": "object",
+                "additionalProperties": string(),
+                "description": "422 only: each invalid field (JSON path) and why.",
+            },
+        },
+        required=["code"],
+        description="Free-form details; always carries code.",
+    )
+    return obj({"error": string(description="Short message."), "details": details}, required=["error", "details"])
+
+
+def _pagination() -> Schema:
+    return obj({"page": integer(minimum=1), "per_page": integer(minimum=1, maximum=100), "total": integer(minimum=0)})
+
+
+def component_schemas() -> dict[str, Schema]:
+    return {
+        "ErrorResponse": _error(),
+        "PaginationMeta": _pagination(),
+        "Workspace": _workspace(),
+        "WorkspaceDetail": _workspace_detail(),
+        "ImportBatch": _import_batch(),
+        "ShipmentRow": _shipment_row(),
+        "CalculationRun": _calculation_run(),
+        "DataQualityAssessment": _quality(),
+        "ReportPack": _report_pack(),
+        "ReportPackDetail": _pack_detail(),
+        "PackArtifact": _artifact(),
+        "ApprovalActionResult": _approval_result(),
+        "EvidenceItem": _evidence_item(),
+        "WebhookTestResult": _webhook_result(),
+        "MethodologyProfile": _methodology_profile(),
+        "LegacyReport": _legacy_report(),
+    }
+
+
+__all__ = [
+    "EXT",
+    "LABEL",
+    "NAME",
+    "SHORT_TEXT",
+    "ApprovalActionType",
+    "array",
+    "boolean",
+    "component_schemas",
+    "data_envelope",
+    "date_",
+    "enum",
+    "ext",
+    "free_object",
+    "integer",
+    "meta_envelope",
+    "nullable",
+    "number",
+    "obj",
+    "page_envelope",
+    "ref",
+    "string",
+    "uuid_",
+]
