@@ -9,7 +9,7 @@ from graphql import GraphQLError
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from evidence_gateway.schema import calculations, evidence, packs, workspaces
+from evidence_gateway.schema import calculations, evidence, limits, packs, workspaces
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
@@ -25,6 +25,8 @@ class EvidenceSchema(strawberry.Schema):
 
 
 def build_schema(**kwargs: Any) -> EvidenceSchema:
+    # Depth/alias/token/cost ceilings and parser/validation caches (schema/limits.py).
+    kwargs.setdefault("extensions", limits.extensions())
     return EvidenceSchema(query=Query, mutation=Mutation, **kwargs)
 
 

@@ -1,0 +1,131 @@
+"""Abusive GraphQL documents are refused before execution with BAD_USER_INPUT; crashes are masked."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from evidence_gateway.resolvers import workspaces as workspace_resolvers
+from evidence_gateway.schema import limits
+from tests.conftest import Api, create_workspace, gql_code
+
+
+def refused(body: dict[str, Any], fragment: str) -> None:
+    assert gql_code(body) == "BAD_USER_INPUT", body
+    assert body.get("data") is None, body
+    messages = " | ".join(e["message"] for e in body["errors"])
+    assert fragment in messages, messages
+
+
+@pytest.fixture
+def no_resolver_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records any call to the workspace resolvers: refused documents must make none."""
+    calls: list[str] = []
+    original = workspace_resolvers.list_workspaces
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append("list_workspaces")
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(workspace_resolvers, "list_workspaces", spy)
+    return calls
+
+
+async def test_thousand_aliases_refused(api: Api, no_resolver_calls: list[str]) -> None:
+    aliases = " ".join(f"a{i}: workspaces {{ pagination {{ total }} }}" for i in range(1000))
+    refused(await api.gql(f"{{ {aliases} }}"), "tokens")  # over the token ceiling before counting aliases
+    assert no_resolver_calls == []
+
+
+async def test_alias_ceiling(api: Api, no_resolver_calls: list[str]) -> None:
+    over = " ".join(f"a{i}: workspaces {{ pagination {{ total }} }}" for i in range(limits.MAX_ALIASES + 1))
+    refused(await api.gql(f"{{ {over} }}"), f"Allowed: {limits.MAX_ALIASES}")
+    assert no_resolver_calls == []
+    at = " ".join(f"a{i}: workspaces(perPage: 1) {{ pagination {{ total }} }}" for i in range(limits.MAX_ALIASES))
+    body = await api.gql(f"{{ {at} }}")
+    assert "errors" not in body, body
+    assert len(no_resolver_calls) == limits.MAX_ALIASES
+
+
+async def test_deep_nesting_refused(api: Api, no_resolver_calls: list[str]) -> None:
+    depth = 50
+    nested = "workspaces { items { " * depth + "id" + " } }" * depth
+    refused(await api.gql(f"query Deep {{ {nested} }}"), "exceeds maximum operation depth")
+    assert no_resolver_calls == []
+
+
+async def test_huge_token_document_refused(api: Api) -> None:
+    document = "{ workspaces { pagination { total " + "total " * 100_000 + "} } }"
+    refused(await api.gql(document), f"more than {limits.MAX_TOKENS} tokens")
+
+
+async def test_huge_list_refused_by_cost(api: Api, no_resolver_calls: list[str]) -> None:
+    refused(
+        await api.gql("{ workspaces(perPage: 1000000) { items { id name imports { id } } } }"),
+        f"exceeds the limit of {limits.MAX_COST}",
+    )
+    assert no_resolver_calls == []
+
+
+async def test_nested_lists_with_variables_count_full_pages(api: Api) -> None:
+    # $n is unknown at validation: counted as a full page (100), so nested full pages add up.
+    fields = " ".join(f"f{i}: id" for i in range(limits.MAX_ALIASES - 1))
+    query = (
+        "query($n: Int!) { workspaces(perPage: $n) { items { imports { id sourceRowCount } } } "
+        f"w2: workspaces(perPage: $n) {{ items {{ {fields} imports {{ id }} }} }} }}"
+    )
+    cost = 1 + 100 * (1 + 1 + 2) + 1 + 100 * (1 + limits.MAX_ALIASES - 1 + 1 + 1)
+    assert cost < limits.MAX_COST  # this one is fine
+    body = await api.gql(query, {"n": 5})
+    assert "errors" not in body, body
+
+
+async def test_fragment_cost_counts_and_cycles_do_not_hang(api: Api) -> None:
+    body = await api.gql(
+        "fragment A on Workspace { id ...B } fragment B on Workspace { name ...A } { workspaces { items { ...A } } }"
+    )
+    assert gql_code(body) == "BAD_USER_INPUT"  # NoFragmentCycles reports it; our cost walk terminates
+
+
+async def test_legitimate_listing_of_100_workspaces_is_allowed(api: Api) -> None:
+    for i in range(3):
+        await create_workspace(api, name=f"ws-{i}")
+    body = await api.gql(
+        "query($n: Int!) { workspaces(page: 1, perPage: $n) { items { id name status imports { id } } "
+        "pagination { total } } }",
+        {"n": 100},
+    )
+    assert "errors" not in body, body
+    assert body["data"]["workspaces"]["pagination"]["total"] == 3
+
+
+async def test_list_size_cap_is_enforced(api: Api) -> None:
+    body = await api.gql("{ workspaces(perPage: 101) { items { id } } }")
+    assert gql_code(body) == "BAD_USER_INPUT"
+
+
+async def test_introspection_is_not_limited_by_depth(api: Api) -> None:
+    from graphql import get_introspection_query
+
+    body = await api.gql(get_introspection_query(descriptions=True, input_value_deprecation=True), key=None)
+    assert "errors" not in body, body
+    assert body["data"]["__schema"]["queryType"]["name"] == "Query"
+
+
+async def test_unexpected_resolver_error_is_masked(
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def boom(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("secret connection string postgres://admin:hunter2@db")
+
+    monkeypatch.setattr(workspace_resolvers, "list_workspaces", boom)
+    with caplog.at_level(logging.ERROR, logger="evidence_gateway.graphql"):
+        body = await api.gql("{ workspaces { items { id } } }")
+    assert gql_code(body) == "INTERNAL_SERVER_ERROR"
+    text = str(body)
+    assert "secret" not in text and "hunter2" not in text and "RuntimeError" not in text
+    assert body["errors"][0]["message"] == "Internal server error"
+    # ... but the server log has it.
+    assert any("hunter2" in str(r.exc_info) for r in caplog.records if r.exc_info)
