@@ -1,0 +1,82 @@
+"""shipment_xlsx: a Summary sheet and a Shipments sheet, written row by row (constant memory)."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from typing import Any, BinaryIO
+
+import xlsxwriter
+
+from evidence_gateway.artifacts.data import SHIPMENT_COLUMNS, PackData, Rows
+from evidence_gateway.artifacts.text import iso, period
+
+CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+SUFFIX = "shipments.xlsx"
+NEEDS_ROWS = True
+# Fixed document date when a run has none, so the bytes never depend on the clock.
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
+    created = data.run.completed_at or data.run.created_at or _EPOCH
+    with tempfile.TemporaryDirectory(prefix="evidence-xlsx-") as tmp:
+        workbook = xlsxwriter.Workbook(out, {"constant_memory": True, "tmpdir": tmp, "strings_to_numbers": False})
+        workbook.set_properties(
+            {
+                "title": f"Shipment emissions: {data.workspace.name}",
+                "subject": "Transport emissions evidence pack",
+                "author": "Evidence Gateway",
+                "company": "Evidence Gateway",
+                "comments": f"Calculation run {data.run.id}",
+                # Stored time of the run, not now(): same inputs, same bytes.
+                "created": created.astimezone(UTC).replace(tzinfo=None),
+            }
+        )
+        bold = workbook.add_format({"bold": True})
+        summary = workbook.add_worksheet("Summary")
+        facts: list[tuple[str, Any]] = [
+            ("Workspace", data.workspace.name),
+            ("External reference", data.workspace.external_reference),
+            ("Reporting period", period(data.workspace.reporting_period_start, data.workspace.reporting_period_end)),
+            ("Calculation run", str(data.run.id)),
+            ("Run completed at", iso(data.run.completed_at)),
+            ("Rerun hash", data.run.rerun_hash),
+            ("Total CO2e (kg)", data.run.total_co2e_kg),
+            ("Total tonne-km", data.run.total_tonne_km),
+            ("Shipments used", data.run.shipment_count),
+        ]
+        summary.set_column(0, 0, 22)
+        summary.set_column(1, 3, 20)
+        for r, (label, value) in enumerate(facts):
+            summary.write_string(r, 0, label, bold)
+            if value is not None:
+                summary.write(r, 1, value)
+        r = len(facts) + 1
+        summary.write_row(r, 0, ["Mode", "CO2e (kg)", "Tonne-km", "Shipments"], bold)
+        for mode, totals in sorted(data.run.totals_by_mode.items()):
+            r += 1
+            summary.write_string(r, 0, mode)
+            summary.write_row(r, 1, [totals.get("co2e_kg"), totals.get("tonne_km"), totals.get("shipment_count")])
+
+        sheet = workbook.add_worksheet("Shipments")
+        sheet.write_row(0, 0, SHIPMENT_COLUMNS, bold)
+        sheet.freeze_panes(1, 0)
+        for i, row in enumerate(rows, start=1):
+            for c, value in enumerate(row):
+                if value is None:
+                    continue
+                if isinstance(value, bool):
+                    sheet.write_boolean(i, c, value)
+                elif isinstance(value, int | float):
+                    sheet.write_number(i, c, value)
+                else:
+                    sheet.write_string(i, c, _value(value))
+        workbook.close()
