@@ -62,6 +62,44 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_legacy_import(args: argparse.Namespace) -> int:
+    """Prints the stored ids one a line; a bad file or record imports nothing and exits 1."""
+    import json
+
+    from evidence_gateway.errors import InvalidInput
+    from evidence_gateway.resolvers.legacy import import_legacy_reports
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        ids = asyncio.run(_prepared(args, lambda db: import_legacy_reports(db, args.org, data)))
+    except InvalidInput as exc:
+        print(f"error: {exc.message}; nothing imported", file=sys.stderr)
+        for where, why in exc.fields.items():
+            print(f"  {where}: {why}", file=sys.stderr)
+        return 1
+    sys.stdout.write("".join(f"{i}\n" for i in ids))
+    return 0
+
+
+def cmd_webhooks_secret(args: argparse.Namespace) -> int:
+    """Prints the organisation's webhook signing secret; --rotate replaces it first."""
+    from evidence_gateway.errors import NotFound
+    from evidence_gateway.resolvers.webhooks import signing_secret
+
+    try:
+        secret = asyncio.run(_prepared(args, lambda db: signing_secret(db, args.org, rotate=args.rotate)))
+    except NotFound as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    print(secret)
+    return 0
+
+
 def cmd_export_schema(_args: argparse.Namespace) -> int:
     from evidence_gateway.schema import schema
 
@@ -89,6 +127,22 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--org", required=True)
     db_option(create)
     create.set_defaults(func=cmd_keys_create)
+
+    legacy = sub.add_parser("legacy", help="legacy v1 reports").add_subparsers(dest="legacy_command", required=True)
+    legacy_import = legacy.add_parser("import", help="load legacy v1 report records (JSON array) for an organisation")
+    legacy_import.add_argument("file", metavar="FILE.json")
+    legacy_import.add_argument("--org", required=True)
+    db_option(legacy_import)
+    legacy_import.set_defaults(func=cmd_legacy_import)
+
+    webhooks = sub.add_parser("webhooks", help="outgoing webhooks").add_subparsers(
+        dest="webhooks_command", required=True
+    )
+    secret = webhooks.add_parser("secret", help="print an organisation's webhook signing secret")
+    secret.add_argument("--org", required=True)
+    secret.add_argument("--rotate", action="store_true", help="replace the secret with a new one, then print it")
+    db_option(secret)
+    secret.set_defaults(func=cmd_webhooks_secret)
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)

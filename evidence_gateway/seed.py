@@ -2,12 +2,67 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+
+from evidence_gateway.calculation import factors as f
+from evidence_gateway.models import EmissionFactor, FactorVersion, MethodologyProfile
+from evidence_gateway.timeutil import utcnow
 
 if TYPE_CHECKING:
     from evidence_gateway.db import Database
 
 
+def _rows() -> list[tuple[Table, list[dict[str, Any]]]]:
+    now = utcnow()
+    version = {
+        "id": f.FACTOR_VERSION_ID,
+        "code": f.FACTOR_VERSION_CODE,
+        "name": f.FACTOR_VERSION_NAME,
+        "source": f.FACTOR_VERSION_SOURCE,
+        "published_on": f.FACTOR_VERSION_PUBLISHED_ON,
+        "created_at": now,
+    }
+    factor_rows = [
+        {
+            "id": f.factor_id(row.kind, row.key),
+            "factor_version_id": f.FACTOR_VERSION_ID,
+            "kind": row.kind,
+            "key": row.key,
+            "unit": row.unit,
+            "wtw_value": round(row.wtw, 6),
+            "ttw_value": row.ttw,
+            "source": row.source,
+            "note": row.note,
+        }
+        for row in f.ALL_FACTORS
+    ]
+    profiles = [
+        {
+            "id": p.id,
+            "code": p.code,
+            "name": p.name,
+            "description": p.description,
+            "boundary": p.boundary,
+            "factor_version_id": f.FACTOR_VERSION_ID,
+            "is_default": p.is_default,
+            "created_at": now,
+        }
+        for p in f.PROFILES
+    ]
+    return [
+        (FactorVersion.__table__, [version]),  # type: ignore[attr-defined]
+        (EmissionFactor.__table__, factor_rows),  # type: ignore[attr-defined]
+        (MethodologyProfile.__table__, profiles),  # type: ignore[attr-defined]
+    ]
+
+
 async def seed_reference_data(db: Database) -> None:
     """Insert seeded reference rows that are missing; idempotent across restarts and workers."""
-    return
+    dialect_insert = sqlite.insert if db.is_sqlite else postgresql.insert
+    async with db.write() as session:
+        for table, rows in _rows():
+            # Fixed ids + ON CONFLICT DO NOTHING: concurrent workers insert the same rows once.
+            await session.execute(dialect_insert(table).on_conflict_do_nothing(), rows)

@@ -11,6 +11,7 @@ from evidence_gateway.models.calculation import (
     ShipmentEmission,
 )
 from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
+from evidence_gateway.models.legacy import LegacyReport, LegacyReportStatus
 from evidence_gateway.models.organization import ApiKey, Organization
 from evidence_gateway.models.packs import (
     ApprovalAction,
@@ -22,6 +23,7 @@ from evidence_gateway.models.packs import (
     PackStatus,
     ReportPack,
 )
+from evidence_gateway.models.webhooks import WebhookDelivery
 from evidence_gateway.models.workspace import (
     DistanceSource,
     FuelType,
@@ -50,6 +52,8 @@ __all__ = [
     "FactorVersion",
     "FuelType",
     "ImportBatch",
+    "LegacyReport",
+    "LegacyReportStatus",
     "MethodologyProfile",
     "Organization",
     "PackArtifact",
@@ -60,6 +64,7 @@ __all__ = [
     "ShipmentEmission",
     "TransportMode",
     "VerificationStatus",
+    "WebhookDelivery",
     "Workspace",
     "WorkspaceStatus",
 ]

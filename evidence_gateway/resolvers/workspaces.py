@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.errors import Conflict, NotFound
+from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.models import Workspace, WorkspaceStatus
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.methodology import profile_exists
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
@@ -64,8 +65,12 @@ async def get_workspace(ctx: Ctx, workspace_id: Any) -> Workspace:
 
 
 async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
-    workspace = await get_workspace(ctx, workspace_id)
-    return WorkspaceDetail(workspace=workspace)
+    from evidence_gateway.resolvers.calculations import latest_for_workspace  # cycle: it imports us
+
+    async with ctx.db.read() as session:
+        workspace = await load_workspace(session, ctx, workspace_id)
+        run, assessment = await latest_for_workspace(session, ctx, workspace)
+    return WorkspaceDetail(workspace=workspace, latest_calculation_run=run, latest_quality_assessment=assessment)
 
 
 async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Workspace]:
@@ -88,6 +93,10 @@ async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
         **payload.model_dump(),
     )
     async with ctx.db.write() as session:
+        profile_id = payload.default_methodology_profile_id
+        if profile_id is not None:
+            if not await profile_exists(session, profile_id):
+                raise InvalidInput(fields={"default_methodology_profile_id": "unknown methodology profile"})
         session.add(workspace)
     return workspace
 

@@ -2,8 +2,9 @@
 
 from starlette.routing import BaseRoute
 
-from evidence_gateway.rest_compat import openapi, workspaces
+from evidence_gateway.rest_compat import calculations, evidence, legacy, openapi, webhooks, workspaces
 
-routes: list[BaseRoute] = [*workspaces.routes, *openapi.routes]
+routes: list[BaseRoute] = [*workspaces.routes, *calculations.routes, *legacy.routes, *openapi.routes]
+routes += [*evidence.routes, *webhooks.routes]
 
 __all__ = ["routes"]

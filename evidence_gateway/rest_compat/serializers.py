@@ -6,6 +6,7 @@ from typing import Any
 
 from evidence_gateway.models import ImportBatch, Workspace
 from evidence_gateway.resolvers.workspaces import WorkspaceDetail
+from evidence_gateway.rest_compat.calculations import assessment_json, run_json
 from evidence_gateway.rest_compat.http import pick
 
 WORKSPACE_FIELDS = (
@@ -49,7 +50,7 @@ def import_batch_json(batch: ImportBatch) -> dict[str, Any]:
 def workspace_detail_json(detail: WorkspaceDetail) -> dict[str, Any]:
     return {
         **workspace_json(detail.workspace),
-        "latest_calculation_run": None,
+        "latest_calculation_run": run_json(detail.latest_calculation_run),
         "latest_pack": None,
-        "latest_quality_assessment": None,
+        "latest_quality_assessment": assessment_json(detail.latest_quality_assessment),
     }

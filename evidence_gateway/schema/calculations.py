@@ -1,20 +1,219 @@
-"""GraphQL for calculation runs, quality assessments and legacy reports (issue 3)."""
+"""GraphQL for calculation runs, quality assessments, methodology profiles and legacy reports (issue 3)."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
 import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from evidence_gateway.models import CalculationRun, DataQualityAssessment, RunStatus
+from evidence_gateway.resolvers import calculations, legacy, methodology
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.timeutil import as_aware
+
+if TYPE_CHECKING:
+    from evidence_gateway.schema.workspaces import WorkspaceStatusEnum
+
+GqlInfo = Info[GraphQLContext, None]
+RunStatusEnum = strawberry.enum(RunStatus, name="RunStatus", description="Calculation run state.")
+LEGACY_DEPRECATION = "Legacy v1 report; use workspaces, calculation runs and packs instead."
+
+
+@strawberry.type(name="DataQualityAssessment", description="Data quality of a calculation run's inputs.")
+class DataQualityAssessmentType:
+    id: uuid.UUID = strawberry.field(description="Assessment id.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace assessed.")
+    calculation_run_id: uuid.UUID = strawberry.field(description="Run this assessment belongs to.")
+    report_pack_id: uuid.UUID | None = strawberry.field(description="Pack that carries it, if any.")
+    coverage_score: float = strawberry.field(description="Usable rows over declared source rows, 0-100.")
+    primary_data_percent: float = strawberry.field(description="Share of usable rows with fuel/energy data.")
+    secondary_data_percent: float = strawberry.field(description="Share with a carrier-specific intensity.")
+    default_data_percent: float = strawberry.field(description="Share calculated with mode defaults.")
+    modelled_data_percent: float = strawberry.field(description="Share with a modelled distance.")
+    missing_required_fields_count: int = strawberry.field(description="Rows excluded for missing fields.")
+    flagged_shipments_count: int = strawberry.field(description="Rows with implausible values.")
+    rules_triggered_json: JSON = strawberry.field(description="Rules that fired: id, severity, count, message.")
+    summary_text: str | None = strawberry.field(description="One-paragraph summary.")
+    assessed_at: datetime = strawberry.field(description="When the assessment was made.")
+
+
+@strawberry.type(name="CalculationRun", description="One calculation of a workspace's emissions.")
+class CalculationRunType:
+    id: uuid.UUID = strawberry.field(description="Run id.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace calculated.")
+    org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
+    methodology_profile_id: uuid.UUID | None = strawberry.field(description="Methodology profile used.")
+    factor_version_id: uuid.UUID | None = strawberry.field(description="Emission factor version used.")
+    legacy_report_id: uuid.UUID | None = strawberry.field(description="Legacy report used, if any.")
+    export_template_id: uuid.UUID | None = strawberry.field(description="Template bundle for pack generation.")
+    status: RunStatusEnum = strawberry.field(description="running, completed or failed.")  # type: ignore[valid-type]
+    rerun_hash: str | None = strawberry.field(description="SHA-256 of the canonical JSON of every input.")
+    assumptions_snapshot_json: JSON = strawberry.field(description="Assumptions given with the request.")
+    total_co2e_kg: float | None = strawberry.field(description="Total kg CO2e of usable rows.")
+    total_tonne_km: float | None = strawberry.field(description="Total tonne-km of usable rows.")
+    shipment_count: int = strawberry.field(description="Shipments counted in the totals.")
+    totals_by_mode_json: JSON = strawberry.field(description="co2e_kg, tonne_km, shipment_count per mode.")
+    error_message: str | None = strawberry.field(description="Why a failed run failed.")
+    created_at: datetime = strawberry.field(description="When the run started.")
+    completed_at: datetime | None = strawberry.field(description="When it completed or failed.")
+
+    @strawberry.field(description="The run's quality assessment (none for failed runs).")
+    async def quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
+        found = await info.context.loader(calculations.assessments_by_run_ids).load(self.id)
+        return _assessment(found)
+
+
+@strawberry.type(name="MethodologyProfile", description="A seeded calculation methodology.")
+class MethodologyProfileType:
+    id: uuid.UUID = strawberry.field(description="Profile id (use as default_methodology_profile_id).")
+    code: str = strawberry.field(description="Stable code, e.g. iso14083-wtw.")
+    name: str = strawberry.field(description="Display name.")
+    description: str = strawberry.field(description="What the profile counts.")
+    boundary: str = strawberry.field(description="WTW (well-to-wheel) or TTW (tank-to-wheel).")
+    factor_version_id: uuid.UUID = strawberry.field(description="Emission factor version it uses.")
+    is_default: bool = strawberry.field(description="Used when a workspace names no profile.")
+    created_at: datetime = strawberry.field(description="When it was seeded.")
+
+
+@strawberry.type(name="LegacyReport", description=f"DEPRECATED. {LEGACY_DEPRECATION}")
+class LegacyReportType:
+    id: uuid.UUID = strawberry.field(description="Report id (as the integrator imported it).")
+    org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
+    title: str = strawberry.field(description="Report title.")
+    reporting_period_start: date | None = strawberry.field(description="Period start.")
+    reporting_period_end: date | None = strawberry.field(description="Period end.")
+    status: str = strawberry.field(description="draft or final.")
+    total_co2e_kg: float = strawberry.field(description="Reported total kg CO2e.")
+    shipment_count: int = strawberry.field(description="Reported number of shipments.")
+    created_at: datetime = strawberry.field(description="Creation time.")
+    updated_at: datetime = strawberry.field(description="Last change (re-import).")
+    successor_workspace_id: uuid.UUID | None = strawberry.field(description="Newest workspace that used it.")
+    successor_report_pack_id: uuid.UUID | None = strawberry.field(description="Newest pack that used it.")
+
+
+@strawberry.type(description="DEPRECATED. One page of legacy reports.")
+class LegacyReportPage:
+    items: list[LegacyReportType] = strawberry.field(description="Reports on this page, newest first.")
+    pagination: PaginationMeta = strawberry.field(description="Page position and total.")
+
+
+@strawberry.input(description="Options of a calculation; all optional.")
+class CalculateWorkspaceInput:
+    legacy_report_id: uuid.UUID | None = strawberry.field(default=None, description="Legacy report to use.")
+    export_template_id: uuid.UUID | None = strawberry.field(default=None, description="Template bundle id.")
+    assumptions_snapshot: JSON | None = strawberry.field(default=None, description="Free-form assumptions object.")
+
+
+@strawberry.type(description="Result of calculateWorkspace.")
+class CalculateWorkspacePayload:
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace calculated.")
+    status: Annotated[WorkspaceStatusEnum, strawberry.lazy("evidence_gateway.schema.workspaces")] = (  # noqa: F821
+        strawberry.field(description="Workspace status after the run (calculated).")
+    )
+    calculation_run: CalculationRunType = strawberry.field(description="The completed run.")
+    quality_assessment: DataQualityAssessmentType = strawberry.field(description="Its quality assessment.")
+
+
+def _run(run: CalculationRun | None) -> CalculationRunType | None:
+    return None if run is None else from_model(CalculationRunType, run)
+
+
+def _assessment(a: DataQualityAssessment | None) -> DataQualityAssessmentType | None:
+    return None if a is None else from_model(DataQualityAssessmentType, a)
+
+
+def _legacy(view: legacy.LegacyReportView) -> LegacyReportType:
+    r = view.report
+    return LegacyReportType(
+        id=r.id,
+        org_id=r.org_id,
+        title=r.title,
+        reporting_period_start=r.reporting_period_start,
+        reporting_period_end=r.reporting_period_end,
+        status=r.status,
+        total_co2e_kg=r.total_co2e_kg,
+        shipment_count=r.shipment_count,
+        created_at=as_aware(r.created_at),
+        updated_at=as_aware(r.updated_at),
+        successor_workspace_id=view.successor_workspace_id,
+        successor_report_pack_id=view.successor_report_pack_id,
+    )
 
 
 @strawberry.type
 class WorkspaceCalculationFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
+    @strawberry.field(description="The workspace's most recent completed calculation run.")
+    async def latest_calculation_run(self, info: GqlInfo) -> CalculationRunType | None:
+        run_id: Any = getattr(self, "latest_calculation_run_id", None)
+        if run_id is None:
+            return None
+        return _run(await info.context.loader(calculations.runs_by_ids).load(run_id))
+
+    @strawberry.field(description="Quality assessment of the latest calculation run.")
+    async def latest_quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
+        run_id: Any = getattr(self, "latest_calculation_run_id", None)
+        if run_id is None:
+            return None
+        return _assessment(await info.context.loader(calculations.assessments_by_run_ids).load(run_id))
+
+    @strawberry.field(description="Every calculation run of the workspace (completed and failed), newest first.")
+    async def calculation_runs(self, info: GqlInfo) -> list[CalculationRunType]:
+        workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
+        runs = await info.context.loader(calculations.runs_by_workspace_ids, default=[]).load(workspace_id)
+        return [from_model(CalculationRunType, r) for r in runs]
+
 
 @strawberry.type
 class Query:
-    pass
+    @strawberry.field(description="Latest quality assessment of a workspace; NOT_FOUND before the first run.")
+    async def quality_assessment(self, info: GqlInfo, workspace_id: uuid.UUID) -> DataQualityAssessmentType:
+        return from_model(DataQualityAssessmentType, await calculations.get_quality(info.context.ctx, workspace_id))
+
+    @strawberry.field(description="Seeded methodology profiles, default first.")
+    async def methodology_profiles(self, info: GqlInfo) -> list[MethodologyProfileType]:
+        profiles = await methodology.list_profiles(info.context.ctx)
+        return [from_model(MethodologyProfileType, p) for p in profiles]
+
+    @strawberry.field(
+        description=f"DEPRECATED: legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
+        deprecation_reason=LEGACY_DEPRECATION,
+    )
+    async def legacy_reports(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> LegacyReportPage:
+        result = await legacy.list_legacy_reports(info.context.ctx, page_params(page, per_page))
+        return LegacyReportPage(items=[_legacy(v) for v in result.items], pagination=PaginationMeta.of(result))
+
+    @strawberry.field(
+        description=f"DEPRECATED: one legacy v1 report; NOT_FOUND for unknown ids. {LEGACY_DEPRECATION}",
+        deprecation_reason=LEGACY_DEPRECATION,
+    )
+    async def legacy_report(self, info: GqlInfo, id: uuid.UUID) -> LegacyReportType:
+        return _legacy(await legacy.get_legacy_report(info.context.ctx, id))
 
 
 @strawberry.type
 class Mutation:
-    pass
+    @strawberry.mutation(
+        description="Calculate a workspace: a run plus its quality assessment (CONFLICT when no data)."
+    )
+    async def calculate_workspace(
+        self, info: GqlInfo, workspace_id: uuid.UUID, input: CalculateWorkspaceInput | None = None
+    ) -> CalculateWorkspacePayload:
+        data = input_to_dict(input) if input is not None else {}
+        outcome = await calculations.calculate_workspace(info.context.ctx, workspace_id, data)
+        from evidence_gateway.schema.workspaces import WorkspaceStatusEnum
+
+        return CalculateWorkspacePayload(
+            workspace_id=outcome.workspace.id,
+            status=WorkspaceStatusEnum(outcome.workspace.status),
+            calculation_run=from_model(CalculationRunType, outcome.run),
+            quality_assessment=from_model(DataQualityAssessmentType, outcome.assessment),
+        )

@@ -1,0 +1,131 @@
+"""Data-quality rules: which fired, how often, and the assessment numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evidence_gateway.calculation.engine import EngineResult
+
+MISSING_FLAG = "missing_required_fields"
+ZERO_DISTANCE = "zero_distance"
+ZERO_MASS = "zero_mass"
+INTENSITY_OUT_OF_RANGE = "carrier_intensity_out_of_range"
+LOW_COVERAGE_BELOW = 80.0
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    coverage_score: float
+    primary_data_percent: float
+    secondary_data_percent: float
+    default_data_percent: float
+    modelled_data_percent: float
+    missing_required_fields_count: int
+    flagged_shipments_count: int
+    rules_triggered_json: list[dict[str, Any]]
+    summary_text: str
+
+
+def rule(rule_id: str, severity: str, count: int, message: str) -> dict[str, Any]:
+    return {"id": rule_id, "severity": severity, "count": count, "message": message}
+
+
+def coverage(usable: int, declared: int) -> float:
+    """Usable rows over declared source rows, as a percentage clamped to 0-100."""
+    if declared <= 0:
+        return 100.0 if usable > 0 else 0.0
+    return round(min(100.0, max(0.0, usable * 100.0 / declared)), 2)
+
+
+def assess_rows(
+    result: EngineResult,
+    *,
+    declared_rows: int,
+    imports_without_rows: int,
+    rows_not_loaded: int,
+    boundary: str,
+) -> Assessment:
+    from evidence_gateway.calculation.engine import TIERS, largest_remainder_percentages
+
+    pct = largest_remainder_percentages([result.tier_counts[t] for t in TIERS])
+    cov = coverage(result.usable_count, declared_rows)
+    rules: list[dict[str, Any]] = []
+    if imports_without_rows:
+        rules.append(
+            rule(
+                "rows_not_loaded",
+                "warning",
+                rows_not_loaded,
+                f"{imports_without_rows} import(s) are metadata only: {rows_not_loaded} declared row(s) "
+                "are not loaded, so they cannot be calculated",
+            )
+        )
+    if result.missing_count:
+        rules.append(
+            rule(
+                MISSING_FLAG,
+                "error",
+                result.missing_count,
+                "rows without mode, distance_km or mass_tonnes are excluded from the totals",
+            )
+        )
+    flag_text = {
+        ZERO_DISTANCE: "rows with a zero distance (no tonne-km)",
+        ZERO_MASS: "rows with a zero mass (no tonne-km)",
+        INTENSITY_OUT_OF_RANGE: "carrier intensities more than 10x above or below the mode default; "
+        "the mode default was used instead",
+    }
+    for flag, text in flag_text.items():
+        if result.flag_counts.get(flag):
+            rules.append(rule(flag, "warning", result.flag_counts[flag], text))
+    if cov < LOW_COVERAGE_BELOW:
+        rules.append(
+            rule(
+                "low_coverage",
+                "warning",
+                max(0, declared_rows - result.usable_count),
+                f"coverage {cov:.2f}% is below {LOW_COVERAGE_BELOW:.0f}% of the declared source rows",
+            )
+        )
+    if result.tier_counts["default"]:
+        rules.append(
+            rule("default_data_used", "info", result.tier_counts["default"], "rows calculated with mode defaults")
+        )
+    if result.tier_counts["modelled"]:
+        rules.append(rule("modelled_distance", "info", result.tier_counts["modelled"], "rows with a modelled distance"))
+    summary = (
+        f"{result.usable_count} of {declared_rows} declared row(s) usable (coverage {cov:.2f}%); "
+        f"{result.total_co2e_kg:.3f} kg CO2e ({boundary}) over {result.total_tonne_km:.3f} tonne-km; "
+        f"{result.missing_count} row(s) missing required fields, {result.flagged_count} flagged."
+    )
+    return Assessment(
+        coverage_score=cov,
+        primary_data_percent=pct[0],
+        secondary_data_percent=pct[1],
+        default_data_percent=pct[2],
+        modelled_data_percent=pct[3],
+        missing_required_fields_count=result.missing_count,
+        flagged_shipments_count=result.flagged_count,
+        rules_triggered_json=rules,
+        summary_text=summary,
+    )
+
+
+def assess_legacy(*, title: str, total_co2e_kg: float, shipment_count: int, boundary: str) -> Assessment:
+    """No imported data: the run carries the legacy report's totals; nothing row-level to assess."""
+    rules = [
+        rule(
+            "legacy_report_basis",
+            "warning",
+            shipment_count,
+            f"no imports: totals taken from legacy report '{title}' as reported, not recalculated",
+        ),
+        rule("low_coverage", "warning", shipment_count, "no shipment rows are loaded for this workspace"),
+    ]
+    summary = (
+        f"Calculated from legacy report '{title}': {total_co2e_kg:.3f} kg CO2e over {shipment_count} "
+        f"shipment(s) as reported (boundary of the legacy report; profile {boundary} not applied)."
+    )
+    return Assessment(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, rules, summary)

@@ -1,0 +1,353 @@
+"""Calculation runs and quality assessments: read inputs, run the pure engine, store the results.
+
+A run is stored ``running`` first (its own transaction), computed, then the results, the
+``completed`` run and the workspace move are written in one transaction. Any failure there
+rolls that back, marks the run ``failed`` in a separate transaction and reports the error:
+the workspace stays as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.calculation import ENGINE_VERSION, ShipmentInput, calculate, rerun_hash
+from evidence_gateway.calculation import quality as q
+from evidence_gateway.errors import Conflict, DomainError, InternalError, NotFound
+from evidence_gateway.models import (
+    CalculationRun,
+    DataQualityAssessment,
+    ImportBatch,
+    LegacyReport,
+    MethodologyProfile,
+    RunStatus,
+    Shipment,
+    ShipmentEmission,
+    Workspace,
+    WorkspaceStatus,
+)
+from evidence_gateway.resolvers import legacy, methodology
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
+from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
+from evidence_gateway.timeutil import utcnow
+
+log = logging.getLogger(__name__)
+
+INSERT_CHUNK = 5_000
+NO_LEGACY = "no compatible legacy report available"
+_SHIPMENT_COLUMNS = (
+    Shipment.id,
+    Shipment.row_index,
+    Shipment.mode,
+    Shipment.distance_km,
+    Shipment.mass_tonnes,
+    Shipment.fuel_type,
+    Shipment.fuel_amount,
+    Shipment.carrier_intensity_g_per_tkm,
+    Shipment.distance_source,
+)
+_IMPORT_META = ("source_row_count", "source_filename", "source_file_type", "mapping_profile_name", "source_system")
+
+
+class CalculateInput(StrictInput):
+    legacy_report_id: UUIDField | None = None
+    export_template_id: UUIDField | None = None
+    assumptions_snapshot: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CalculationOutcome:
+    workspace: Workspace
+    run: CalculationRun
+    assessment: DataQualityAssessment
+
+
+@dataclass(slots=True)
+class _Prepared:
+    run: CalculationRun
+    profile: MethodologyProfile
+    legacy: LegacyReport | None
+    imports: list[ImportBatch]
+
+
+async def calculate_workspace(ctx: Ctx, workspace_id: Any, data: Any) -> CalculationOutcome:
+    """POST /workspaces/{id}/calculate: a completed run and its assessment, or a clear error."""
+    payload = parse(CalculateInput, data if data is not None else {})
+    prepared = await _start_run(ctx, workspace_id, payload)
+    try:
+        return await _compute_and_store(ctx, prepared)
+    except Exception as exc:
+        await _mark_failed(ctx, prepared.run.id, exc)
+        if isinstance(exc, DomainError):
+            raise
+        log.exception("calculation run %s failed", prepared.run.id)
+        raise InternalError("calculation failed", run_id=str(prepared.run.id)) from exc
+
+
+async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> _Prepared:
+    async with ctx.db.write() as session:
+        workspace = await load_writable_workspace(session, ctx, workspace_id)
+        imports = list(
+            (
+                await session.execute(
+                    select(ImportBatch)
+                    .where(ImportBatch.workspace_id == workspace.id, ImportBatch.org_id == ctx.org_id)
+                    .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
+                )
+            ).scalars()
+        )
+        chosen = await _legacy_for(session, ctx, workspace, payload.legacy_report_id, has_imports=bool(imports))
+        profile = await methodology.resolve_profile(session, workspace.default_methodology_profile_id)
+        run = CalculationRun(
+            workspace_id=workspace.id,
+            org_id=ctx.org_id,
+            methodology_profile_id=profile.id,
+            factor_version_id=profile.factor_version_id,
+            legacy_report_id=chosen.id if chosen else None,
+            export_template_id=payload.export_template_id,
+            status=RunStatus.running.value,
+            assumptions_snapshot_json=payload.assumptions_snapshot or {},
+            api_key_id=ctx.principal.key_id,
+            created_at=utcnow(),
+        )
+        session.add(run)
+    return _Prepared(run=run, profile=profile, legacy=chosen, imports=imports)
+
+
+async def _legacy_for(
+    session: AsyncSession, ctx: Ctx, workspace: Workspace, legacy_id: uuid.UUID | None, *, has_imports: bool
+) -> LegacyReport | None:
+    """DESIGN.md §6: a named report must be ours and overlap; no data at all needs one that does."""
+    start, end = workspace.reporting_period_start, workspace.reporting_period_end
+    if legacy_id is not None:
+        report = await legacy.load_legacy_report(session, ctx, legacy_id)
+        if report is None:
+            raise Conflict(NO_LEGACY, reason="legacy report not found", legacy_report_id=str(legacy_id))
+        if not legacy.periods_overlap(start, end, report.reporting_period_start, report.reporting_period_end):
+            raise Conflict(NO_LEGACY, reason="reporting periods do not overlap", legacy_report_id=str(legacy_id))
+        return report
+    if has_imports:
+        return None
+    report = await legacy.find_compatible(session, ctx, start, end)
+    if report is None:
+        raise Conflict(NO_LEGACY, reason="workspace has no imports and no legacy report matches its period")
+    return report
+
+
+async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcome:
+    run, profile, chosen = prepared.run, prepared.profile, prepared.legacy
+    async with ctx.db.read() as session:
+        factor_set = await methodology.load_factor_set(session, profile)
+        rows = [
+            ShipmentInput(*r)
+            for r in await session.execute(
+                select(*_SHIPMENT_COLUMNS)
+                .join(ImportBatch, ImportBatch.id == Shipment.import_batch_id)
+                .where(Shipment.workspace_id == run.workspace_id, Shipment.org_id == ctx.org_id)
+                .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc(), Shipment.row_index)
+            )
+        ]
+    imports = prepared.imports
+    inputs: dict[str, Any] = {
+        "engine_version": ENGINE_VERSION,
+        "methodology_profile_id": str(profile.id),
+        "boundary": factor_set.boundary,
+        "factor_version_id": str(profile.factor_version_id),
+        "factors": {"mode": factor_set.mode_g_per_tkm, "fuel": factor_set.fuel_kg_per_unit},
+        "assumptions_snapshot": run.assumptions_snapshot_json,
+        "imports": [{k: getattr(b, k) for k in _IMPORT_META} for b in imports],
+        "rows": [list(r[1:]) for r in rows],
+        "legacy_report": _legacy_content(chosen),
+    }
+    run.rerun_hash = rerun_hash(inputs)
+    now = utcnow()
+    result = None
+    if imports:
+        result = calculate(rows, factor_set)
+        without_rows = [b for b in imports if b.shipment_count == 0]
+        assessment_values = q.assess_rows(
+            result,
+            declared_rows=sum(b.source_row_count for b in imports),
+            imports_without_rows=len(without_rows),
+            rows_not_loaded=sum(b.source_row_count for b in without_rows),
+            boundary=factor_set.boundary,
+        )
+        run.total_co2e_kg = result.total_co2e_kg
+        run.total_tonne_km = result.total_tonne_km
+        run.shipment_count = result.usable_count
+        run.totals_by_mode_json = result.totals_by_mode
+    else:
+        assert chosen is not None  # _legacy_for guarantees a report when there are no imports
+        assessment_values = q.assess_legacy(
+            title=chosen.title,
+            total_co2e_kg=chosen.total_co2e_kg,
+            shipment_count=chosen.shipment_count,
+            boundary=factor_set.boundary,
+        )
+        run.total_co2e_kg = chosen.total_co2e_kg
+        run.total_tonne_km = None
+        run.shipment_count = chosen.shipment_count
+        run.totals_by_mode_json = {}
+    assessment = DataQualityAssessment(
+        workspace_id=run.workspace_id,
+        org_id=ctx.org_id,
+        calculation_run_id=run.id,
+        coverage_score=assessment_values.coverage_score,
+        primary_data_percent=assessment_values.primary_data_percent,
+        secondary_data_percent=assessment_values.secondary_data_percent,
+        default_data_percent=assessment_values.default_data_percent,
+        modelled_data_percent=assessment_values.modelled_data_percent,
+        missing_required_fields_count=assessment_values.missing_required_fields_count,
+        flagged_shipments_count=assessment_values.flagged_shipments_count,
+        rules_triggered_json=assessment_values.rules_triggered_json,
+        summary_text=assessment_values.summary_text,
+        assessed_at=now,
+    )
+    async with ctx.db.write() as session:
+        workspace = await load_writable_workspace(session, ctx, run.workspace_id)
+        if result is not None:
+            await _insert_emissions(session, ctx, run.id, result.rows)
+        run.status = RunStatus.completed.value
+        run.completed_at = now
+        run = await session.merge(run)
+        session.add(assessment)
+        workspace.latest_calculation_run_id = run.id
+        move_workspace(workspace, WorkspaceStatus.calculated)
+    return CalculationOutcome(workspace=workspace, run=run, assessment=assessment)
+
+
+def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    return {
+        "id": str(report.id),
+        "title": report.title,
+        "reporting_period_start": report.reporting_period_start,
+        "reporting_period_end": report.reporting_period_end,
+        "status": report.status,
+        "total_co2e_kg": report.total_co2e_kg,
+        "shipment_count": report.shipment_count,
+    }
+
+
+async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, rows: list[Any]) -> None:
+    """Core executemany in chunks: no ORM object per row."""
+    table = ShipmentEmission.__table__  # type: ignore[attr-defined]
+    org_id = ctx.org_id
+    for start in range(0, len(rows), INSERT_CHUNK):
+        chunk = rows[start : start + INSERT_CHUNK]
+        await session.execute(
+            table.insert(),
+            [
+                {
+                    "id": uuid.uuid4(),
+                    "calculation_run_id": run_id,
+                    "shipment_id": r[0],
+                    "org_id": org_id,
+                    "row_index": r[1],
+                    "included": r[2],
+                    "data_tier": r[3],
+                    "tonne_km": r[4],
+                    "co2e_kg": r[5],
+                    "intensity_g_per_tkm": r[6],
+                    "flags": r[7],
+                }
+                for r in chunk
+            ],
+        )
+
+
+async def _mark_failed(ctx: Ctx, run_id: uuid.UUID, exc: BaseException) -> None:
+    message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+    try:
+        async with ctx.db.write() as session:
+            await session.execute(
+                update(CalculationRun)
+                .where(col(CalculationRun.id) == run_id)
+                .values(status=RunStatus.failed.value, error_message=message[:2000], completed_at=utcnow())
+            )
+    except Exception:  # the original error is what the caller must see
+        log.exception("could not mark calculation run %s failed", run_id)
+
+
+# ---- reads ------------------------------------------------------------------------------------
+
+
+async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
+    """Latest assessment of the workspace; 404 before the first completed run."""
+    async with ctx.db.read() as session:
+        workspace = await load_workspace(session, ctx, workspace_id)
+        found = (
+            await session.execute(
+                select(DataQualityAssessment)
+                .where(DataQualityAssessment.workspace_id == workspace.id, DataQualityAssessment.org_id == ctx.org_id)
+                .order_by(col(DataQualityAssessment.assessed_at).desc(), col(DataQualityAssessment.id).desc())
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+    if found is None:
+        raise NotFound("no quality assessment yet", resource="quality_assessment", workspace_id=str(workspace.id))
+    return found
+
+
+async def latest_for_workspace(
+    session: AsyncSession, ctx: Ctx, workspace: Workspace
+) -> tuple[CalculationRun | None, DataQualityAssessment | None]:
+    """For workspace detail: the latest run and its assessment."""
+    if workspace.latest_calculation_run_id is None:
+        return None, None
+    run = (
+        await session.execute(
+            select(CalculationRun).where(
+                CalculationRun.id == workspace.latest_calculation_run_id, CalculationRun.org_id == ctx.org_id
+            )
+        )
+    ).scalar_one_or_none()
+    assessment = (
+        await session.execute(
+            select(DataQualityAssessment).where(
+                DataQualityAssessment.calculation_run_id == workspace.latest_calculation_run_id,
+                DataQualityAssessment.org_id == ctx.org_id,
+            )
+        )
+    ).scalar_one_or_none()
+    return run, assessment
+
+
+async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRun]:
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(CalculationRun).where(CalculationRun.org_id == ctx.org_id, col(CalculationRun.id).in_(ids))
+        )
+        return {r.id: r for r in rows.scalars()}
+
+
+async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRun]]:
+    """Every run of each workspace, newest first."""
+    out: dict[uuid.UUID, list[CalculationRun]] = {i: [] for i in ids}
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(CalculationRun)
+            .where(CalculationRun.org_id == ctx.org_id, col(CalculationRun.workspace_id).in_(ids))
+            .order_by(col(CalculationRun.created_at).desc(), col(CalculationRun.id).desc())
+        )
+        for run in rows.scalars():
+            out[run.workspace_id].append(run)
+    return out
+
+
+async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessment]:
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(DataQualityAssessment).where(
+                DataQualityAssessment.org_id == ctx.org_id, col(DataQualityAssessment.calculation_run_id).in_(ids)
+            )
+        )
+        return {a.calculation_run_id: a for a in rows.scalars()}

@@ -1,0 +1,205 @@
+"""Legacy v1 reports: org-scoped reads with successor links, matching for calculations, CLI import."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.db import Database
+from evidence_gateway.errors import InvalidInput, NotFound
+from evidence_gateway.models import CalculationRun, LegacyReport, Organization, ReportPack
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.organizations import get_or_create_org
+from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, errors_to_fields, parse_id
+from evidence_gateway.resolvers.workspaces import periods_overlap
+from evidence_gateway.timeutil import utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyReportView:
+    """A legacy report plus its successors: the newest workspace run / pack that used it."""
+
+    report: LegacyReport
+    successor_workspace_id: uuid.UUID | None = None
+    successor_report_pack_id: uuid.UUID | None = None
+
+
+async def _successors(
+    session: AsyncSession, ctx_org: uuid.UUID, ids: list[uuid.UUID]
+) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, uuid.UUID]]:
+    workspaces: dict[uuid.UUID, uuid.UUID] = {}
+    packs: dict[uuid.UUID, uuid.UUID] = {}
+    if not ids:
+        return workspaces, packs
+    runs = await session.execute(
+        select(CalculationRun.legacy_report_id, CalculationRun.workspace_id)
+        .where(CalculationRun.org_id == ctx_org, col(CalculationRun.legacy_report_id).in_(ids))
+        .order_by(col(CalculationRun.created_at).asc())
+    )
+    for legacy_id, workspace_id in runs:
+        workspaces[legacy_id] = workspace_id  # newest wins
+    found = await session.execute(
+        select(ReportPack.legacy_report_id, ReportPack.id)
+        .where(ReportPack.org_id == ctx_org, col(ReportPack.legacy_report_id).in_(ids))
+        .order_by(col(ReportPack.created_at).asc())
+    )
+    for legacy_id, pack_id in found:
+        packs[legacy_id] = pack_id
+    return workspaces, packs
+
+
+async def _views(session: AsyncSession, ctx: Ctx, reports: list[LegacyReport]) -> list[LegacyReportView]:
+    ws, packs = await _successors(session, ctx.org_id, [r.id for r in reports])
+    return [LegacyReportView(r, ws.get(r.id), packs.get(r.id)) for r in reports]
+
+
+async def list_legacy_reports(ctx: Ctx, params: PageParams) -> Page[LegacyReportView]:
+    """Newest first, like workspaces."""
+    scoped = LegacyReport.org_id == ctx.org_id
+    async with ctx.db.read() as session:
+        total = (await session.execute(select(func.count()).select_from(LegacyReport).where(scoped))).scalar_one()
+        rows = await session.execute(
+            select(LegacyReport)
+            .where(scoped)
+            .order_by(col(LegacyReport.created_at).desc(), col(LegacyReport.id).desc())
+            .limit(params.per_page)
+            .offset(params.offset)
+        )
+        items = await _views(session, ctx, list(rows.scalars()))
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def get_legacy_report(ctx: Ctx, report_id: Any) -> LegacyReportView:
+    async with ctx.db.read() as session:
+        report = await load_legacy_report(session, ctx, parse_id(report_id, "legacy report"))
+        if report is None:
+            raise NotFound("legacy report not found", resource="legacy_report", id=str(report_id))
+        return (await _views(session, ctx, [report]))[0]
+
+
+async def load_legacy_report(session: AsyncSession, ctx: Ctx, report_id: uuid.UUID) -> LegacyReport | None:
+    """Another organisation's report is simply not there."""
+    stmt = select(LegacyReport).where(LegacyReport.id == report_id, LegacyReport.org_id == ctx.org_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def find_compatible(session: AsyncSession, ctx: Ctx, start: date | None, end: date | None) -> LegacyReport | None:
+    """The organisation's best legacy report overlapping the period: final first, then the latest."""
+    rows = await session.execute(select(LegacyReport).where(LegacyReport.org_id == ctx.org_id))
+    candidates = [
+        r for r in rows.scalars() if periods_overlap(start, end, r.reporting_period_start, r.reporting_period_end)
+    ]
+    if not candidates:
+        return None
+    candidates.sort(
+        key=lambda r: (
+            r.status == "final",
+            r.reporting_period_end or date.min,
+            r.updated_at,
+            str(r.id),
+        ),
+        reverse=True,
+    )
+    return candidates[0]
+
+
+# ---- CLI import -------------------------------------------------------------------------------
+
+
+class LegacyRecord(StrictInput):
+    id: UUIDField | None = None
+    title: Annotated[str, Field(min_length=1, max_length=300)]
+    reporting_period_start: IsoDate | None = None
+    reporting_period_end: IsoDate | None = None
+    status: Literal["draft", "final"] = "final"
+    total_co2e_kg: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    shipment_count: Annotated[int, Field(ge=0, le=2**31 - 1)] = 0
+
+    @model_validator(mode="after")
+    def _period_in_order(self) -> LegacyRecord:
+        start, end = self.reporting_period_start, self.reporting_period_end
+        if start and end and end < start:
+            raise ValueError("reporting_period_end must not be before reporting_period_start")
+        return self
+
+
+def _label(index: int, raw: Any) -> str:
+    rid = raw.get("id") if isinstance(raw, dict) else None
+    return f"record {index}" + (f" (id {rid})" if rid is not None else "")
+
+
+def validate_records(data: Any) -> list[LegacyRecord]:
+    """Every record or none: InvalidInput names each bad record by index and id."""
+    if not isinstance(data, list):
+        raise InvalidInput("legacy file must be a JSON array of report objects", fields={"file": "not an array"})
+    fields: dict[str, str] = {}
+    records: list[LegacyRecord] = []
+    seen: dict[uuid.UUID, int] = {}
+    for i, raw in enumerate(data):
+        if not isinstance(raw, dict):
+            fields[_label(i, raw)] = "must be a JSON object"
+            continue
+        try:
+            rec = LegacyRecord.model_validate(raw)
+        except ValidationError as exc:
+            for path, reason in errors_to_fields(exc).items():
+                fields[f"{_label(i, raw)}: {path}"] = reason
+            continue
+        if rec.id is not None:
+            if rec.id in seen:
+                fields[f"{_label(i, raw)}: id"] = f"duplicates record {seen[rec.id]}"
+            seen[rec.id] = i
+        records.append(rec)
+    if fields:
+        raise InvalidInput("invalid legacy records", fields=fields)
+    return records
+
+
+async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[uuid.UUID]:
+    """Insert or update (same id, same organisation) in one transaction; returns the stored ids."""
+    records = validate_records(data)
+    org = await get_or_create_org(db, org_name)
+    now = utcnow()
+    stored: list[uuid.UUID] = []
+    async with db.write() as session:
+        ids = [r.id for r in records if r.id is not None]
+        existing: dict[uuid.UUID, LegacyReport] = {}
+        if ids:
+            rows = await session.execute(select(LegacyReport).where(col(LegacyReport.id).in_(ids)))
+            existing = {r.id: r for r in rows.scalars()}
+        foreign = {
+            f"record {i} (id {r.id})": "id belongs to another organisation"
+            for i, r in enumerate(records)
+            if r.id in existing and existing[r.id].org_id != org.id
+        }
+        if foreign:
+            raise InvalidInput("invalid legacy records", fields=foreign)
+        for rec in records:
+            values = rec.model_dump(exclude={"id"})
+            current = existing.get(rec.id) if rec.id is not None else None
+            if current is not None:
+                for key, value in values.items():
+                    setattr(current, key, value)
+                current.updated_at = now
+                stored.append(current.id)
+                continue
+            report = LegacyReport(org_id=org.id, created_at=now, updated_at=now, **values)
+            if rec.id is not None:
+                report.id = rec.id
+            session.add(report)
+            stored.append(report.id)
+    return stored
+
+
+async def org_exists(db: Database, name: str) -> bool:
+    async with db.read() as session:
+        found = await session.execute(select(Organization.id).where(Organization.name == name))
+        return found.scalar_one_or_none() is not None

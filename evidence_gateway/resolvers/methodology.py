@@ -1,0 +1,62 @@
+"""Methodology profiles and their factor sets (seeded reference data, shared by all organisations)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.calculation import FactorSet
+from evidence_gateway.calculation.factors import DEFAULT_PROFILE_ID
+from evidence_gateway.errors import InternalError
+from evidence_gateway.models import EmissionFactor, MethodologyProfile
+from evidence_gateway.resolvers.context import Ctx
+
+
+async def list_profiles(ctx: Ctx) -> list[MethodologyProfile]:
+    """Default profile first, then by code."""
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(MethodologyProfile).order_by(col(MethodologyProfile.is_default).desc(), MethodologyProfile.code)
+        )
+        return list(rows.scalars())
+
+
+async def profile_exists(session: AsyncSession, profile_id: uuid.UUID) -> bool:
+    found = await session.execute(select(MethodologyProfile.id).where(MethodologyProfile.id == profile_id))
+    return found.scalar_one_or_none() is not None
+
+
+async def profiles_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, MethodologyProfile]:
+    async with ctx.db.read() as session:
+        rows = await session.execute(select(MethodologyProfile).where(col(MethodologyProfile.id).in_(ids)))
+        return {p.id: p for p in rows.scalars()}
+
+
+async def resolve_profile(session: AsyncSession, profile_id: Any) -> MethodologyProfile:
+    """The workspace's profile, else the seeded default."""
+    wanted = profile_id or DEFAULT_PROFILE_ID
+    profile = await session.get(MethodologyProfile, wanted)
+    if profile is None:
+        profile = await session.get(MethodologyProfile, DEFAULT_PROFILE_ID)
+    if profile is None:  # reference data missing: a deployment fault, not the caller's
+        raise InternalError("methodology reference data is missing")
+    return profile
+
+
+async def load_factor_set(session: AsyncSession, profile: MethodologyProfile) -> FactorSet:
+    rows = await session.execute(
+        select(EmissionFactor.kind, EmissionFactor.key, EmissionFactor.wtw_value, EmissionFactor.ttw_value).where(
+            EmissionFactor.factor_version_id == profile.factor_version_id
+        )
+    )
+    wtw = profile.boundary.upper() == "WTW"
+    modes: dict[str, float] = {}
+    fuels: dict[str, float] = {}
+    for kind, key, wtw_value, ttw_value in rows:
+        target = modes if kind == "mode" else fuels
+        target[key] = float(wtw_value if wtw else ttw_value)
+    return FactorSet(boundary="WTW" if wtw else "TTW", mode_g_per_tkm=modes, fuel_kg_per_unit=fuels)

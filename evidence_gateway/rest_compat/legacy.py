@@ -1,0 +1,119 @@
+"""/api/v1/reports: deprecated legacy reports, v2 envelopes, deprecation headers on every answer."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from evidence_gateway.errors import DomainError
+from evidence_gateway.resolvers import legacy
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated, pick
+from evidence_gateway.settings import Settings
+
+# RFC 9745: the resource has been deprecated since 2026-01-01T00:00:00Z (structured-field date).
+DEPRECATED_SINCE = "@1767225600"
+LEGACY_FIELDS = (
+    "id",
+    "org_id",
+    "title",
+    "reporting_period_start",
+    "reporting_period_end",
+    "status",
+    "total_co2e_kg",
+    "shipment_count",
+    "created_at",
+    "updated_at",
+)
+
+
+def sunset_value(raw: str | None) -> str | None:
+    """RFC 8594 wants an HTTP-date; accept that as configured, or an ISO date/datetime to convert."""
+    if not raw:
+        return None
+    value = raw.strip()
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return value  # already an HTTP-date (or the operator's own choice): sent as configured
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return format_datetime(parsed.astimezone(UTC), usegmt=True)
+
+
+def deprecation_headers(settings: Settings) -> dict[str, str]:
+    base = settings.public_base_url.rstrip("/")
+    headers = {
+        "Deprecation": DEPRECATED_SINCE,
+        "Link": f'<{base}/api/v2/workspaces>; rel="successor-version"',
+    }
+    sunset = sunset_value(settings.legacy_sunset)
+    if sunset:
+        headers["Sunset"] = sunset
+    return headers
+
+
+def legacy_json(view: legacy.LegacyReportView, base_url: str) -> dict[str, Any]:
+    base = base_url.rstrip("/")
+    ws, pack = view.successor_workspace_id, view.successor_report_pack_id
+    return {
+        **pick(view.report, LEGACY_FIELDS),
+        "successor": {
+            "workspace_id": ws,
+            "workspace_url": f"{base}/api/v2/workspaces/{ws}" if ws else None,
+            "report_pack_id": pack,
+            "report_pack_url": f"{base}/api/v2/packs/{pack}" if pack else None,
+        },
+    }
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def with_deprecation(handler: Handler) -> Handler:
+    """Errors of v1 routes (401, 404, 422) carry the deprecation headers too."""
+
+    async def wrapped(request: Request) -> Response:
+        headers = deprecation_headers(request.app.state.settings)
+        try:
+            response = await handler(request)
+        except DomainError as exc:
+            if exc.status == 401:
+                headers["WWW-Authenticate"] = "Bearer"
+            return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+        response.headers.update(headers)
+        return response
+
+    wrapped.__doc__ = handler.__doc__
+    return wrapped
+
+
+@with_deprecation
+async def list_reports(request: Request) -> Response:
+    """GET /v1/reports (deprecated): paginated like /v2/workspaces, newest first."""
+    ctx = await caller(request)
+    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
+    base = ctx.settings.public_base_url
+    return paginated(await legacy.list_legacy_reports(ctx, params), lambda v: legacy_json(v, base))
+
+
+@with_deprecation
+async def get_report(request: Request) -> Response:
+    """GET /v1/reports/{id} (deprecated): detail with successor links; 404 unknown/other organisation."""
+    ctx = await caller(request)
+    view = await legacy.get_legacy_report(ctx, request.path_params["id"])
+    return envelope(legacy_json(view, ctx.settings.public_base_url))
+
+
+routes = [
+    Route("/v1/reports", list_reports, methods=["GET"]),
+    Route("/v1/reports/{id}", get_report, methods=["GET"]),
+]
+
+__all__ = ["routes"]
