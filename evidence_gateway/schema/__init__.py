@@ -16,6 +16,8 @@ from evidence_gateway.schema.errors import log_unexpected
 _DOMAINS = (workspaces, calculations, packs, evidence)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
+Query.__strawberry_definition__.description = "Reads: every field needs a Bearer API key (introspection does not)."
+Mutation.__strawberry_definition__.description = "Writes: each mutation is one transaction; nothing is half-written."
 
 
 class EvidenceSchema(strawberry.Schema):
