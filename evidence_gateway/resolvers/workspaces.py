@@ -66,11 +66,15 @@ async def get_workspace(ctx: Ctx, workspace_id: Any) -> Workspace:
 
 async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
     from evidence_gateway.resolvers.calculations import latest_for_workspace  # cycle: it imports us
+    from evidence_gateway.resolvers.packs import latest_pack
 
     async with ctx.db.read() as session:
         workspace = await load_workspace(session, ctx, workspace_id)
         run, assessment = await latest_for_workspace(session, ctx, workspace)
-    return WorkspaceDetail(workspace=workspace, latest_calculation_run=run, latest_quality_assessment=assessment)
+        pack = await latest_pack(session, ctx, workspace)
+    return WorkspaceDetail(
+        workspace=workspace, latest_calculation_run=run, latest_pack=pack, latest_quality_assessment=assessment
+    )
 
 
 async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Workspace]:

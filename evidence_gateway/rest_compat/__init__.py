@@ -2,9 +2,9 @@
 
 from starlette.routing import BaseRoute
 
-from evidence_gateway.rest_compat import calculations, evidence, legacy, openapi, webhooks, workspaces
+from evidence_gateway.rest_compat import calculations, evidence, legacy, openapi, packs, webhooks, workspaces
 
 routes: list[BaseRoute] = [*workspaces.routes, *calculations.routes, *legacy.routes, *openapi.routes]
-routes += [*evidence.routes, *webhooks.routes]
+routes += [*evidence.routes, *webhooks.routes, *packs.routes]
 
 __all__ = ["routes"]

@@ -47,10 +47,13 @@ def import_batch_json(batch: ImportBatch) -> dict[str, Any]:
     return {**pick(batch, IMPORT_BATCH_FIELDS), "shipment_count": batch.shipment_count}
 
 
-def workspace_detail_json(detail: WorkspaceDetail) -> dict[str, Any]:
+def workspace_detail_json(detail: WorkspaceDetail, settings: Any = None) -> dict[str, Any]:
+    from evidence_gateway.rest_compat.packs import pack_json  # cycle: packs imports calculations
+
+    latest = detail.latest_pack
     return {
         **workspace_json(detail.workspace),
         "latest_calculation_run": run_json(detail.latest_calculation_run),
-        "latest_pack": None,
+        "latest_pack": pack_json(latest.pack, latest.artifacts, settings) if latest and settings else None,
         "latest_quality_assessment": assessment_json(detail.latest_quality_assessment),
     }

@@ -31,7 +31,7 @@ async def get_workspace(request: Request) -> Response:
     """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment."""
     ctx = await caller(request)
     detail = await workspaces.get_workspace_detail(ctx, request.path_params["id"])
-    return envelope(workspace_detail_json(detail))
+    return envelope(workspace_detail_json(detail, ctx.settings))
 
 
 async def register_import(request: Request) -> Response:

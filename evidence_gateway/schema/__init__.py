@@ -9,11 +9,11 @@ from graphql import GraphQLError
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 
-from evidence_gateway.schema import calculations, evidence, limits, packs, workspaces
+from evidence_gateway.schema import calculations, evidence, limits, packs, webhooks, workspaces
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence)
+_DOMAINS = (workspaces, calculations, packs, evidence, webhooks)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 Query.__strawberry_definition__.description = "Reads: every field needs a Bearer API key (introspection does not)."

@@ -1,20 +1,129 @@
-"""GraphQL for evidence items and webhook tests (issue 5)."""
+"""GraphQL for evidence items (issue 5): thin fields over resolvers/evidence."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import date, datetime
+
 import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from evidence_gateway.models import AttachmentScope, EvidenceType, VerificationStatus
+from evidence_gateway.resolvers import evidence
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.convert import from_model, input_to_dict
+
+GqlInfo = Info[GraphQLContext, None]
+
+EvidenceTypeEnum = strawberry.enum(EvidenceType, name="EvidenceType", description="Kind of supporting document.")
+VerificationStatusEnum = strawberry.enum(
+    VerificationStatus, name="VerificationStatus", description="Verification state of an evidence item."
+)
+AttachmentScopeEnum = strawberry.enum(
+    AttachmentScope, name="AttachmentScope", description="What an evidence item is attached to."
+)
+
+
+@strawberry.type(name="EvidenceItem", description="A supporting document (receipt, invoice, telematics export, …).")
+class EvidenceItemType:
+    id: uuid.UUID = strawberry.field(description="Evidence item id.")
+    workspace_id: uuid.UUID | None = strawberry.field(
+        description="Workspace it belongs to (also set when implied by its pack or shipment)."
+    )
+    report_pack_id: uuid.UUID | None = strawberry.field(description="Evidence pack it supports.")
+    shipment_id: uuid.UUID | None = strawberry.field(description="Shipment it documents.")
+    org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
+    evidence_type: EvidenceTypeEnum = strawberry.field(description="Kind of document.")  # type: ignore[valid-type]
+    title: str = strawberry.field(description="Title.")
+    file_name: str = strawberry.field(description="File name of the document.")
+    file_url: str = strawberry.field(description="Where the document lives (http or https URL).")
+    file_sha256: str | None = strawberry.field(description="SHA-256 of the file, lowercase hex.")
+    mime_type: str | None = strawberry.field(description="Media type, e.g. application/pdf.")
+    issue_date: date | None = strawberry.field(description="Date the document was issued.")
+    valid_from: date | None = strawberry.field(description="First day the document is valid.")
+    valid_to: date | None = strawberry.field(description="Last day the document is valid.")
+    source_system: str | None = strawberry.field(description="System the document came from.")
+    verification_status: VerificationStatusEnum = strawberry.field(  # type: ignore[valid-type]
+        description="Verification state (default unverified)."
+    )
+    attachment_scope: AttachmentScopeEnum = strawberry.field(  # type: ignore[valid-type]
+        description="organization, workspace or shipment (derived from the references unless given)."
+    )
+    extracted_metadata_json: JSON = strawberry.field(description="Free-form metadata object, stored as given.")
+    notes: str | None = strawberry.field(description="Free-text notes.")
+    uploaded_at: datetime = strawberry.field(description="When the item was registered.")
+
+
+@strawberry.type(description="One page of evidence items.")
+class EvidenceItemPage:
+    items: list[EvidenceItemType] = strawberry.field(description="Evidence items on this page, newest first.")
+    pagination: PaginationMeta = strawberry.field(description="Page position and total.")
+
+
+@strawberry.input(description="A new evidence item; references must be the caller's own records.")
+class CreateEvidenceItemInput:
+    evidence_type: EvidenceTypeEnum = strawberry.field(description="Kind of document.")  # type: ignore[valid-type]
+    title: str = strawberry.field(description="Title (1–300 characters).")
+    file_name: str = strawberry.field(description="File name (1–300 characters).")
+    file_url: str = strawberry.field(description="Absolute http or https URL of the document.")
+    workspace_id: uuid.UUID | None = strawberry.field(default=None, description="Workspace to attach to.")
+    report_pack_id: uuid.UUID | None = strawberry.field(
+        default=None, description="Pack it supports (implies the pack's workspace)."
+    )
+    shipment_id: uuid.UUID | None = strawberry.field(
+        default=None, description="Shipment it documents (implies the shipment's workspace)."
+    )
+    file_sha256: str | None = strawberry.field(default=None, description="SHA-256 of the file: 64 hex characters.")
+    mime_type: str | None = strawberry.field(default=None, description="Media type, e.g. application/pdf.")
+    issue_date: date | None = strawberry.field(default=None, description="Issue date.")
+    valid_from: date | None = strawberry.field(default=None, description="Valid from (not after validTo).")
+    valid_to: date | None = strawberry.field(default=None, description="Valid to.")
+    source_system: str | None = strawberry.field(default=None, description="Source system.")
+    verification_status: VerificationStatusEnum | None = strawberry.field(  # type: ignore[valid-type]
+        default=None, description="Defaults to unverified."
+    )
+    attachment_scope: AttachmentScopeEnum | None = strawberry.field(  # type: ignore[valid-type]
+        default=None, description="Derived from the references when absent; must agree with them when given."
+    )
+    extracted_metadata_json: JSON | None = strawberry.field(default=None, description="A JSON object (default {}).")
+    notes: str | None = strawberry.field(default=None, description="Free-text notes.")
+
+
+def evidence_item(obj: object) -> EvidenceItemType:
+    return from_model(EvidenceItemType, obj)
 
 
 @strawberry.type
 class WorkspaceEvidenceFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
+    @strawberry.field(description="Evidence items attached to this workspace (incl. its packs and shipments).")
+    async def evidence_items(self, info: GqlInfo) -> list[EvidenceItemType]:
+        ws_id = self.id  # type: ignore[attr-defined]
+        items = await info.context.loader(evidence.evidence_items_by_workspace_ids, default=[]).load(ws_id)
+        return [evidence_item(i) for i in items]
+
 
 @strawberry.type
 class Query:
-    pass
+    @strawberry.field(description="One evidence item; NOT_FOUND for unknown or other organisations' ids.")
+    async def evidence_item(self, info: GqlInfo, id: uuid.UUID) -> EvidenceItemType:
+        return evidence_item(await evidence.get_evidence_item(info.context.ctx, id))
+
+    @strawberry.field(description="The caller's evidence items, newest first; optionally one workspace's.")
+    async def evidence_items(
+        self, info: GqlInfo, workspace_id: uuid.UUID | None = None, page: int = 1, per_page: int = 20
+    ) -> EvidenceItemPage:
+        ctx = info.context.ctx
+        result = await evidence.list_evidence_items(ctx, page_params(page, per_page), workspace_id)
+        return EvidenceItemPage(items=[evidence_item(i) for i in result.items], pagination=PaginationMeta.of(result))
 
 
 @strawberry.type
 class Mutation:
-    pass
+    @strawberry.mutation(description="Register an evidence item.")
+    async def create_evidence_item(self, info: GqlInfo, input: CreateEvidenceItemInput) -> EvidenceItemType:
+        return evidence_item(await evidence.create_evidence_item(info.context.ctx, input_to_dict(input)))

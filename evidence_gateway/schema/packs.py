@@ -1,20 +1,271 @@
-"""GraphQL for evidence packs, artifacts and approvals (issue 4)."""
+"""GraphQL for evidence packs, artifacts and approvals (issue 4): thin fields over resolvers/packs."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
 import strawberry
+from strawberry.types import Info
+
+from evidence_gateway import signing
+from evidence_gateway.models import (
+    ApprovalAction,
+    ApprovalActionType,
+    ArtifactStatus,
+    ArtifactType,
+    PackArtifact,
+    PackStatus,
+    ReportPack,
+)
+from evidence_gateway.resolvers import approvals, calculations, packs
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.convert import from_model, input_to_dict
+
+if TYPE_CHECKING:
+    from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
+
+GqlInfo = Info[GraphQLContext, None]
+
+PackStatusEnum = strawberry.enum(PackStatus, name="PackStatus", description="Evidence pack state.")
+ArtifactTypeEnum = strawberry.enum(
+    ArtifactType, name="ArtifactType", description="The eight artifact families of a pack, in pack_hash order."
+)
+ArtifactStatusEnum = strawberry.enum(ArtifactStatus, name="ArtifactStatus", description="Artifact rendering state.")
+ApprovalActionTypeEnum = strawberry.enum(
+    ApprovalActionType, name="ApprovalActionType", description="Approval action on a pack (DESIGN.md §5)."
+)
+RunRef = Annotated["CalculationRunType", strawberry.lazy("evidence_gateway.schema.calculations")]
+AssessmentRef = Annotated["DataQualityAssessmentType", strawberry.lazy("evidence_gateway.schema.calculations")]
+
+
+@strawberry.type(name="PackArtifact", description="One file of a pack; content is downloaded over HTTP, not GraphQL.")
+class PackArtifactType:
+    id: uuid.UUID = strawberry.field(description="Artifact id.")
+    report_pack_id: uuid.UUID = strawberry.field(description="Pack the artifact belongs to.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
+    artifact_type: ArtifactTypeEnum = strawberry.field(description="Artifact family.")  # type: ignore[valid-type]
+    status: ArtifactStatusEnum = strawberry.field(description="pending, generated or failed.")  # type: ignore[valid-type]
+    file_name: str | None = strawberry.field(description="File name served in Content-Disposition.")
+    content_type: str | None = strawberry.field(description="Media type of the file.")
+    content_sha256: str | None = strawberry.field(description="SHA-256 hex of the file (input to packHash).")
+    size_bytes: int | None = strawberry.field(description="File size in bytes.")
+    created_at: datetime = strawberry.field(description="When the artifact record was created.")
+    generated_at: datetime | None = strawberry.field(description="When the file was rendered.")
+
+    @strawberry.field(description="Stable download link; needs the Bearer key of the organisation.")
+    def file_url(self, info: GqlInfo) -> str | None:
+        if self.status != ArtifactStatus.generated:
+            return None
+        return signing.file_url(info.context.settings, self.id)
+
+    @strawberry.field(description="Time-limited download link that needs no key (HMAC-signed, default 15 min).")
+    def signed_download_url(self, info: GqlInfo) -> str | None:
+        if self.status != ArtifactStatus.generated:
+            return None
+        return signing.signed_download_url(info.context.settings, self.id)
+
+
+@strawberry.type(name="ApprovalAction", description="A recorded approval action: who, when, before and after.")
+class ApprovalActionRecord:
+    id: uuid.UUID = strawberry.field(description="Action id.")
+    report_pack_id: uuid.UUID = strawberry.field(description="Pack acted on.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
+    action_type: ApprovalActionTypeEnum = strawberry.field(description="The action.")  # type: ignore[valid-type]
+    comment: str | None = strawberry.field(description="Comment given with the action.")
+    status_before: str = strawberry.field(description="Pack status before the action.")
+    status_after: str = strawberry.field(description="Pack status after the action.")
+    api_key_id: uuid.UUID = strawberry.field(description="API key that recorded the action.")
+    created_at: datetime = strawberry.field(description="When the action was recorded.")
+
+
+async def _artifact_url(info: GqlInfo, pack_id: uuid.UUID, kind: ArtifactType) -> str | None:
+    artifacts = await info.context.loader(packs.artifacts_by_pack_ids, default=[]).load(pack_id)
+    for a in artifacts:
+        if a.artifact_type == kind.value and a.status == ArtifactStatus.generated.value:
+            return signing.file_url(info.context.settings, a.id)
+    return None
+
+
+@strawberry.type(name="ReportPack", description="A versioned evidence pack: eight artifacts built from one run.")
+class ReportPackType:
+    id: uuid.UUID = strawberry.field(description="Pack id.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace the pack was built from.")
+    org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
+    legacy_report_id: uuid.UUID | None = strawberry.field(description="Legacy v1 report this pack succeeds.")
+    version_number: int = strawberry.field(description="1, 2, 3... per workspace.")
+    title: str = strawberry.field(description="Display title.")
+    audience_label: str | None = strawberry.field(description="Intended audience.")
+    status: PackStatusEnum = strawberry.field(description="Lifecycle state.")  # type: ignore[valid-type]
+    methodology_profile_id: uuid.UUID | None = strawberry.field(description="Methodology profile of the run.")
+    calculation_run_id: uuid.UUID | None = strawberry.field(description="Run the pack was built from.")
+    data_quality_assessment_id: uuid.UUID | None = strawberry.field(description="Assessment of that run.")
+    export_template_id: uuid.UUID | None = strawberry.field(description="Template bundle named by the run.")
+    pack_hash: str | None = strawberry.field(
+        description="SHA-256 over the artifacts' SHA-256 hex digests in ArtifactType order (docs/packs.md)."
+    )
+    rerun_hash: str | None = strawberry.field(description="The run's rerun hash.")
+    superseded_pack_id: uuid.UUID | None = strawberry.field(description="The workspace's latest pack before this.")
+    created_at: datetime = strawberry.field(description="When generation started.")
+    approved_at: datetime | None = strawberry.field(description="When the pack was approved.")
+    published_at: datetime | None = strawberry.field(description="When the pack was published.")
+
+    @strawberry.field(description="The calculation run the pack was built from.")
+    async def calculation_run(self, info: GqlInfo) -> RunRef | None:
+        from evidence_gateway.schema.calculations import CalculationRunType
+
+        if self.calculation_run_id is None:
+            return None
+        run = await info.context.loader(calculations.runs_by_ids).load(self.calculation_run_id)
+        return None if run is None else from_model(CalculationRunType, run)
+
+    @strawberry.field(description="The quality assessment of that run.")
+    async def quality_assessment(self, info: GqlInfo) -> AssessmentRef | None:
+        from evidence_gateway.schema.calculations import DataQualityAssessmentType
+
+        if self.calculation_run_id is None:
+            return None
+        found = await info.context.loader(calculations.assessments_by_run_ids).load(self.calculation_run_id)
+        return None if found is None else from_model(DataQualityAssessmentType, found)
+
+    @strawberry.field(description="The eight artifacts, in pack_hash order.")
+    async def artifacts(self, info: GqlInfo) -> list[PackArtifactType]:
+        found = await info.context.loader(packs.artifacts_by_pack_ids, default=[]).load(self.id)
+        return [artifact_type(a) for a in found]
+
+    @strawberry.field(description="Approval actions recorded on this pack, oldest first.")
+    async def approvals(self, info: GqlInfo) -> list[ApprovalActionRecord]:
+        found = await info.context.loader(packs.approvals_by_pack_ids, default=[]).load(self.id)
+        return [approval_record(a) for a in found]
+
+    @strawberry.field(description="Link to the summary PDF (needs the Bearer key).")
+    async def summary_pdf_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.summary_pdf)
+
+    @strawberry.field(description="Link to the shipment CSV (needs the Bearer key).")
+    async def shipment_csv_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.shipment_csv)
+
+    @strawberry.field(description="Link to the shipment XLSX (needs the Bearer key).")
+    async def shipment_xlsx_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.shipment_xlsx)
+
+    @strawberry.field(description="Link to the machine-readable JSON (needs the Bearer key).")
+    async def machine_json_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.machine_json)
+
+    @strawberry.field(description="Link to the methodology statement (needs the Bearer key).")
+    async def methodology_statement_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.methodology_statement)
+
+    @strawberry.field(description="Link to the evidence register (needs the Bearer key).")
+    async def evidence_register_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.evidence_register)
+
+    @strawberry.field(description="Link to the quality report (needs the Bearer key).")
+    async def quality_report_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.quality_report)
+
+    @strawberry.field(description="Link to the audit trail (needs the Bearer key).")
+    async def audit_trail_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.audit_trail)
+
+
+def pack_type(pack: ReportPack) -> ReportPackType:
+    return from_model(ReportPackType, pack)
+
+
+def artifact_type(artifact: PackArtifact) -> PackArtifactType:
+    return from_model(PackArtifactType, artifact)
+
+
+def approval_record(action: ApprovalAction) -> ApprovalActionRecord:
+    return from_model(ApprovalActionRecord, action)
+
+
+@strawberry.type(description="Result of an approval action (same fields as the REST ApprovalActionResult).")
+class ApprovalActionResult:
+    report_pack_id: uuid.UUID = strawberry.field(description="Pack acted on.")
+    workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
+    status_before: str = strawberry.field(description="Pack status before the action.")
+    status_after: str = strawberry.field(description="Pack status after the action.")
+
+
+@strawberry.type(description="A generated pack and what it was built from (the REST response's meta).")
+class GeneratePackPayload:
+    pack: ReportPackType = strawberry.field(description="The new version.")
+    calculation_run_id: uuid.UUID | None = strawberry.field(description="Run it was built from.")
+    rerun_hash: str | None = strawberry.field(description="That run's rerun hash.")
+    artifact_count: int = strawberry.field(description="Artifacts rendered (8).")
+    supersedes_pack_id: uuid.UUID | None = strawberry.field(description="The workspace's previous latest pack.")
+    superseded_pack_ids: list[uuid.UUID] = strawberry.field(description="Older unpublished versions now archived.")
+
+
+@strawberry.input(description="Options for generating a pack.")
+class GeneratePackInput:
+    legacy_report_id: uuid.UUID | None = strawberry.field(
+        default=None, description="Legacy v1 report this pack succeeds (the organisation's own)."
+    )
+
+
+@strawberry.input(description="An approval action.")
+class RecordApprovalInput:
+    action_type: ApprovalActionTypeEnum = strawberry.field(description="requested, approved, rejected, published.")  # type: ignore[valid-type]
+    comment: str | None = strawberry.field(default=None, description="Optional comment (up to 4000 characters).")
 
 
 @strawberry.type
 class WorkspacePackFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
+    @strawberry.field(description="The workspace's current pack (latest successful generation).")
+    async def latest_pack(self, info: GqlInfo) -> ReportPackType | None:
+        pack_id: Any = getattr(self, "latest_report_pack_id", None)
+        if pack_id is None:
+            return None
+        found = await info.context.loader(packs.packs_by_ids).load(pack_id)
+        return None if found is None else pack_type(found)
+
+    @strawberry.field(description="Every pack of the workspace, newest version first.")
+    async def packs(self, info: GqlInfo) -> list[ReportPackType]:
+        workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
+        found = await info.context.loader(packs.packs_by_workspace_ids, default=[]).load(workspace_id)
+        return [pack_type(p) for p in found]
+
 
 @strawberry.type
 class Query:
-    pass
+    @strawberry.field(description="One pack; NOT_FOUND for unknown or other organisations' ids.")
+    async def pack(self, info: GqlInfo, id: uuid.UUID) -> ReportPackType:
+        return pack_type(await packs.get_pack(info.context.ctx, id))
 
 
 @strawberry.type
 class Mutation:
-    pass
+    @strawberry.mutation(description="Generate the next pack version from the workspace's latest completed run.")
+    async def generate_pack(
+        self, info: GqlInfo, workspace_id: uuid.UUID, input: GeneratePackInput | None = None
+    ) -> GeneratePackPayload:
+        result = await packs.generate_pack(info.context.ctx, workspace_id, input_to_dict(input) if input else {})
+        meta = result.meta
+        return GeneratePackPayload(
+            pack=pack_type(result.pack),
+            calculation_run_id=meta["calculation_run_id"],
+            rerun_hash=meta["rerun_hash"],
+            artifact_count=meta["artifact_count"],
+            supersedes_pack_id=meta["supersedes_pack_id"],
+            superseded_pack_ids=meta["superseded_pack_ids"],
+        )
+
+    @strawberry.mutation(description="Record an approval action; CONFLICT names the allowed actions.")
+    async def record_approval(
+        self, info: GqlInfo, pack_id: uuid.UUID, input: RecordApprovalInput
+    ) -> ApprovalActionResult:
+        result = await approvals.record_approval(info.context.ctx, pack_id, input_to_dict(input))
+        return ApprovalActionResult(
+            report_pack_id=result.report_pack_id,
+            workspace_id=result.workspace_id,
+            status_before=result.status_before,
+            status_after=result.status_after,
+        )

@@ -1,0 +1,280 @@
+"""Evidence items: supporting documents attached to the organisation, a workspace or a shipment."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, StringConstraints
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.errors import Conflict, InvalidInput, NotFound
+from evidence_gateway.models import (
+    AttachmentScope,
+    EvidenceItem,
+    EvidenceType,
+    ReportPack,
+    Shipment,
+    VerificationStatus,
+    Workspace,
+    WorkspaceStatus,
+)
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.timeutil import utcnow
+
+# Literal (not Enum) so strict validation accepts the JSON strings themselves.
+EvidenceTypeName = Literal[tuple(t.value for t in EvidenceType)]  # type: ignore[valid-type]
+VerificationName = Literal[tuple(v.value for v in VerificationStatus)]  # type: ignore[valid-type]
+ScopeName = Literal[tuple(s.value for s in AttachmentScope)]  # type: ignore[valid-type]
+
+_MIME_RE = re.compile(r"^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$")
+_SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot store NUL; refuse it on both databases alike.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _http_url(value: str) -> str:
+    """Absolute http(s) URL with a host, kept exactly as given."""
+    if any(ch.isspace() for ch in value):
+        raise ValueError("must be an absolute http or https URL without whitespace")
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018  (raises on a malformed port)
+    except ValueError:
+        raise ValueError("must be an absolute http or https URL") from None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise ValueError("must be an absolute http or https URL")
+    return value
+
+
+def _sha256(value: str) -> str:
+    if not _SHA256_RE.fullmatch(value):
+        raise ValueError("must be 64 hexadecimal characters (SHA-256)")
+    return value.lower()
+
+
+def _mime(value: str) -> str:
+    if not _MIME_RE.fullmatch(value):
+        raise ValueError("must be a media type such as application/pdf")
+    return value
+
+
+def _text(max_length: int, *, required: bool = False) -> Any:
+    return Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1 if required else 0, max_length=max_length),
+        AfterValidator(_no_nul),
+    ]
+
+
+Title = _text(300, required=True)
+FileName = _text(300, required=True)
+FileUrl = Annotated[str, StringConstraints(max_length=2000), AfterValidator(_http_url)]
+Sha256 = Annotated[str, AfterValidator(_sha256)]
+MimeType = Annotated[str, StringConstraints(max_length=200), AfterValidator(_mime)]
+Label = _text(200)
+Notes = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_no_nul)]
+
+
+class EvidenceCreate(StrictInput):
+    evidence_type: EvidenceTypeName  # type: ignore[valid-type]
+    title: Title  # type: ignore[valid-type]
+    file_name: FileName  # type: ignore[valid-type]
+    file_url: FileUrl
+    workspace_id: UUIDField | None = None
+    report_pack_id: UUIDField | None = None
+    shipment_id: UUIDField | None = None
+    file_sha256: Sha256 | None = None
+    mime_type: MimeType | None = None
+    issue_date: IsoDate | None = None
+    valid_from: IsoDate | None = None
+    valid_to: IsoDate | None = None
+    source_system: Label | None = None  # type: ignore[valid-type]
+    # null means "not given" for these, as for every optional field.
+    verification_status: VerificationName | None = None  # type: ignore[valid-type]
+    attachment_scope: ScopeName | None = None  # type: ignore[valid-type]
+    extracted_metadata_json: dict[str, Any] | None = Field(default=None)
+    notes: Notes | None = None
+
+
+def _scope_errors(p: EvidenceCreate) -> dict[str, str]:
+    """An explicit scope must equal the one the references give (shipment > workspace > organization)."""
+    if p.attachment_scope is None:
+        return {}
+    if p.attachment_scope == AttachmentScope.shipment.value and p.shipment_id is None:
+        return {"attachment_scope": "scope shipment requires shipment_id"}
+    has_workspace = p.workspace_id or p.report_pack_id or p.shipment_id
+    if p.attachment_scope == AttachmentScope.workspace.value:
+        if not has_workspace:
+            return {"attachment_scope": "scope workspace requires workspace_id (or a report_pack_id that implies it)"}
+        if p.shipment_id is not None:
+            return {"attachment_scope": "an item with shipment_id has scope shipment"}
+    if p.attachment_scope == AttachmentScope.organization.value and has_workspace:
+        return {"attachment_scope": "scope organization takes no workspace_id, report_pack_id or shipment_id"}
+    return {}
+
+
+def _derived_scope(p: EvidenceCreate) -> str:
+    if p.shipment_id is not None:
+        return AttachmentScope.shipment.value
+    if p.workspace_id or p.report_pack_id:
+        return AttachmentScope.workspace.value
+    return AttachmentScope.organization.value
+
+
+async def scoped_workspace(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> Workspace | None:
+    return (
+        await session.execute(select(Workspace).where(Workspace.id == workspace_id, Workspace.org_id == ctx.org_id))
+    ).scalar_one_or_none()
+
+
+async def scoped_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID) -> ReportPack | None:
+    return (
+        await session.execute(select(ReportPack).where(ReportPack.id == pack_id, ReportPack.org_id == ctx.org_id))
+    ).scalar_one_or_none()
+
+
+async def resolve_workspace_refs(
+    session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID | None, report_pack_id: uuid.UUID | None
+) -> tuple[Workspace | None, ReportPack | None, dict[str, str]]:
+    """The caller's workspace and pack named in a body; a pack implies its workspace.
+
+    Unknown and other organisations' ids are reported alike, by field name.
+    """
+    fields: dict[str, str] = {}
+    pack = None
+    if report_pack_id is not None:
+        pack = await scoped_pack(session, ctx, report_pack_id)
+        if pack is None:
+            fields["report_pack_id"] = "no such report pack"
+        elif workspace_id is not None and workspace_id != pack.workspace_id:
+            fields["workspace_id"] = "does not match the workspace of report_pack_id"
+    workspace = None
+    wanted = workspace_id or (pack.workspace_id if pack else None)
+    if wanted is not None and "workspace_id" not in fields:
+        workspace = await scoped_workspace(session, ctx, wanted)
+        if workspace is None:
+            fields["workspace_id"] = "no such workspace"
+    return workspace, pack, fields
+
+
+async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
+    """Validates every field and reference, then stores the item (nothing on any error)."""
+    p = parse(EvidenceCreate, data)
+    fields = _scope_errors(p)
+    if p.valid_from and p.valid_to and p.valid_to < p.valid_from:
+        fields["valid_to"] = "must not be before valid_from"
+    if fields:
+        raise InvalidInput("invalid input", fields=fields)
+    async with ctx.db.write() as session:
+        workspace, _pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
+        if p.shipment_id is not None:
+            shipment = (
+                await session.execute(
+                    select(Shipment).where(Shipment.id == p.shipment_id, Shipment.org_id == ctx.org_id)
+                )
+            ).scalar_one_or_none()
+            if shipment is None:
+                fields["shipment_id"] = "no such shipment"
+            elif workspace is not None and shipment.workspace_id != workspace.id:
+                fields["shipment_id"] = "belongs to another workspace than workspace_id / report_pack_id"
+            elif workspace is None and not fields:
+                workspace = await scoped_workspace(session, ctx, shipment.workspace_id)
+        if fields:
+            raise InvalidInput("invalid input", fields=fields)
+        if workspace is not None and workspace.status == WorkspaceStatus.archived.value:
+            raise Conflict("workspace is archived", status=workspace.status, workspace_id=str(workspace.id))
+        item = EvidenceItem(
+            org_id=ctx.org_id,
+            workspace_id=workspace.id if workspace else None,
+            report_pack_id=p.report_pack_id,
+            shipment_id=p.shipment_id,
+            evidence_type=p.evidence_type,
+            title=p.title,
+            file_name=p.file_name,
+            file_url=p.file_url,
+            file_sha256=p.file_sha256,
+            mime_type=p.mime_type,
+            issue_date=p.issue_date,
+            valid_from=p.valid_from,
+            valid_to=p.valid_to,
+            source_system=p.source_system,
+            verification_status=p.verification_status or VerificationStatus.unverified.value,
+            attachment_scope=p.attachment_scope or _derived_scope(p),
+            extracted_metadata_json=p.extracted_metadata_json if p.extracted_metadata_json is not None else {},
+            notes=p.notes,
+            uploaded_at=utcnow(),
+        )
+        session.add(item)
+    return item
+
+
+async def get_evidence_item(ctx: Ctx, item_id: Any) -> EvidenceItem:
+    iid = parse_id(item_id, "evidence item")
+    async with ctx.db.read() as session:
+        item = (
+            await session.execute(select(EvidenceItem).where(EvidenceItem.id == iid, EvidenceItem.org_id == ctx.org_id))
+        ).scalar_one_or_none()
+    if item is None:
+        raise NotFound("evidence item not found", resource="evidence_item", id=str(item_id))
+    return item
+
+
+class _ListFilter(StrictInput):
+    workspace_id: UUIDField | None = None
+
+
+async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = None) -> Page[EvidenceItem]:
+    """Newest first; optionally one workspace's items (unknown or foreign workspace: 404)."""
+    wid = parse(_ListFilter, {"workspace_id": workspace_id}).workspace_id
+    scoped = [EvidenceItem.org_id == ctx.org_id]
+    async with ctx.db.read() as session:
+        if wid is not None:
+            if await scoped_workspace(session, ctx, wid) is None:
+                raise NotFound("workspace not found", resource="workspace", id=str(wid))
+            scoped.append(EvidenceItem.workspace_id == wid)
+        total = (await session.execute(select(func.count()).select_from(EvidenceItem).where(*scoped))).scalar_one()
+        rows = await session.execute(
+            select(EvidenceItem)
+            .where(*scoped)
+            .order_by(col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
+            .limit(params.per_page)
+            .offset(params.offset)
+        )
+        items = list(rows.scalars())
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
+    out: dict[uuid.UUID, list[EvidenceItem]] = {i: [] for i in ids}
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(EvidenceItem)
+            .where(EvidenceItem.org_id == ctx.org_id, col(column).in_(ids))
+            .order_by(col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
+        )
+        for item in rows.scalars():
+            out.setdefault(getattr(item, column.key), []).append(item)
+    return out
+
+
+async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
+    """Batch read for DataLoaders (Workspace.evidenceItems), scoped to the caller's organisation."""
+    return await _items_by(ctx, EvidenceItem.workspace_id, ids)
+
+
+async def evidence_items_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
+    """Batch read for DataLoaders (Pack.evidenceItems), scoped to the caller's organisation."""
+    return await _items_by(ctx, EvidenceItem.report_pack_id, ids)

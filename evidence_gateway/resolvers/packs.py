@@ -1,0 +1,836 @@
+"""Evidence packs: versioned generation from the workspace state, reading, artifact content.
+
+Generation runs in three steps so no write lock is held while files render:
+1. one transaction locks the workspace, allocates the next version (max + 1; the unique
+   constraint is the backstop), stores the pack as ``draft`` with eight ``pending`` artifacts,
+   and takes the snapshot the files show (everything but the shipment rows);
+2. each artifact renders in a worker thread (shipment rows streamed from the database in
+   chunks, for that artifact alone) and is stored in its own short transaction;
+3. one transaction marks the pack ``generated`` with its ``pack_hash``, archives older
+   never-published versions and moves the workspace to ``review_needed``.
+A failure in 2 or 3 marks the pack and all its artifacts ``failed`` (contents removed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.artifacts import SPECS, ArtifactSpec, pack_hash
+from evidence_gateway.artifacts.data import (
+    AuditEvent,
+    EvidenceInfo,
+    FactorInfo,
+    LegacyInfo,
+    MethodologyInfo,
+    PackData,
+    QualityInfo,
+    RunInfo,
+    ShipmentLine,
+    WorkspaceInfo,
+)
+from evidence_gateway.errors import Conflict, DomainError, InternalError, InvalidInput, NotFound
+from evidence_gateway.models import (
+    ApiKey,
+    ApprovalAction,
+    ArtifactContent,
+    ArtifactStatus,
+    ArtifactType,
+    CalculationRun,
+    DataQualityAssessment,
+    EmissionFactor,
+    EvidenceItem,
+    FactorVersion,
+    ImportBatch,
+    LegacyReport,
+    MethodologyProfile,
+    PackArtifact,
+    PackStatus,
+    ReportPack,
+    RunStatus,
+    Shipment,
+    ShipmentEmission,
+    Workspace,
+    WorkspaceStatus,
+)
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.resolvers.workspaces import (
+    load_workspace,
+    load_writable_workspace,
+    move_workspace,
+    periods_overlap,
+)
+from evidence_gateway.timeutil import utcnow
+
+log = logging.getLogger(__name__)
+
+ROW_CHUNK = 2_000
+VERSION_RETRIES = 5
+# Workspace states from which a pack may be built: the latest calculation is current.
+_BUILDABLE = {
+    WorkspaceStatus.calculated.value,
+    WorkspaceStatus.review_needed.value,
+    WorkspaceStatus.approved.value,
+    WorkspaceStatus.published.value,
+}
+_KEEP_ON_NEW_VERSION = (PackStatus.published.value, PackStatus.archived.value)
+_TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
+
+
+class GeneratePackInput(StrictInput):
+    legacy_report_id: UUIDField | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PackDetail:
+    pack: ReportPack
+    artifacts: list[PackArtifact]
+    calculation_run: CalculationRun | None = None
+    quality_assessment: DataQualityAssessment | None = None
+
+
+@dataclass(slots=True)
+class GeneratedPack:
+    pack: ReportPack
+    artifacts: list[PackArtifact]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Allocated:
+    pack: ReportPack
+    artifacts: list[PackArtifact]
+    data: PackData
+    batch_ids: list[uuid.UUID]
+    superseded_pack_id: uuid.UUID | None
+
+
+# ---- generation -------------------------------------------------------------------------------
+
+
+async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack:
+    """POST /workspaces/{id}/packs: next version, eight rendered artifacts, workspace -> review_needed."""
+    payload = parse(GeneratePackInput, data if data is not None else {})
+    allocated = await _allocate_with_retry(ctx, workspace_id, payload)
+    pack = allocated.pack
+    try:
+        hashes = await _render_all(ctx, allocated)
+        return await _finalize(ctx, allocated, hashes)
+    except Exception as exc:
+        await _mark_failed(ctx, pack.id, exc)
+        if isinstance(exc, DomainError):
+            raise
+        log.exception("rendering pack %s failed", pack.id)
+        raise InternalError("pack rendering failed", pack_id=str(pack.id), version_number=pack.version_number) from exc
+
+
+async def _allocate_with_retry(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> _Allocated:
+    for attempt in range(VERSION_RETRIES):
+        try:
+            return await _allocate(ctx, workspace_id, payload)
+        except IntegrityError:
+            # Only reachable if two writers got past the workspace lock; take the next number.
+            if attempt == VERSION_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> _Allocated:
+    async with ctx.db.write() as session:
+        workspace = await load_writable_workspace(session, ctx, workspace_id)
+        run = await _current_run(session, ctx, workspace)
+        legacy = await _legacy_for_pack(session, ctx, workspace, payload.legacy_report_id or run.legacy_report_id)
+        assessment = (
+            await session.execute(
+                select(DataQualityAssessment).where(
+                    DataQualityAssessment.calculation_run_id == run.id, DataQualityAssessment.org_id == ctx.org_id
+                )
+            )
+        ).scalar_one_or_none()
+        last = (
+            await session.execute(
+                select(func.max(ReportPack.version_number)).where(ReportPack.workspace_id == workspace.id)
+            )
+        ).scalar_one()
+        version = (last or 0) + 1
+        now = utcnow()
+        pack = ReportPack(
+            workspace_id=workspace.id,
+            org_id=ctx.org_id,
+            legacy_report_id=legacy.id if legacy else None,
+            version_number=version,
+            title=f"{workspace.name}: evidence pack v{version}"[:300],
+            status=PackStatus.draft.value,
+            methodology_profile_id=run.methodology_profile_id,
+            calculation_run_id=run.id,
+            data_quality_assessment_id=assessment.id if assessment else None,
+            export_template_id=run.export_template_id,
+            rerun_hash=run.rerun_hash,
+            superseded_pack_id=workspace.latest_report_pack_id,
+            api_key_id=ctx.principal.key_id,
+            created_at=now,
+        )
+        session.add(pack)
+        await session.flush()  # the unique (workspace_id, version_number) constraint speaks here
+        artifacts = [
+            PackArtifact(
+                report_pack_id=pack.id,
+                workspace_id=workspace.id,
+                org_id=ctx.org_id,
+                artifact_type=spec.artifact_type.value,
+                status=ArtifactStatus.pending.value,
+                file_name=spec.file_name(workspace.name, version),
+                content_type=spec.content_type,
+                created_at=now,
+            )
+            for spec in SPECS.values()
+        ]
+        session.add_all(artifacts)
+        imports = list(
+            (
+                await session.execute(
+                    select(ImportBatch)
+                    .where(ImportBatch.workspace_id == workspace.id, ImportBatch.org_id == ctx.org_id)
+                    .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
+                )
+            ).scalars()
+        )
+        snapshot = PackData(
+            workspace=WorkspaceInfo(
+                workspace.id,
+                workspace.name,
+                workspace.external_reference,
+                workspace.reporting_period_start,
+                workspace.reporting_period_end,
+            ),
+            run=_run_info(run),
+            quality=_quality_info(assessment),
+            methodology=await _methodology_info(session, run),
+            legacy_report=_legacy_info(legacy),
+            evidence=await _evidence(session, ctx, workspace.id),
+            audit=await _audit(session, ctx, workspace.id, run, imports, exclude_pack=pack.id),
+        )
+    return _Allocated(pack, artifacts, snapshot, [b.id for b in imports], workspace.latest_report_pack_id)
+
+
+async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> CalculationRun:
+    run = None
+    if workspace.latest_calculation_run_id is not None:
+        run = (
+            await session.execute(
+                select(CalculationRun).where(
+                    CalculationRun.id == workspace.latest_calculation_run_id, CalculationRun.org_id == ctx.org_id
+                )
+            )
+        ).scalar_one_or_none()
+    if run is None or run.status != RunStatus.completed.value:
+        raise Conflict(
+            "a completed calculation is required before generating a pack: POST /v2/workspaces/{id}/calculate",
+            reason="no_completed_calculation",
+            workspace_status=workspace.status,
+        )
+    if workspace.status not in _BUILDABLE:
+        raise Conflict(
+            "the workspace has data newer than its latest calculation: calculate again before generating a pack",
+            reason="calculation_outdated",
+            workspace_status=workspace.status,
+        )
+    return run
+
+
+async def _legacy_for_pack(
+    session: AsyncSession, ctx: Ctx, workspace: Workspace, legacy_id: uuid.UUID | None
+) -> LegacyReport | None:
+    if legacy_id is None:
+        return None
+    report = (
+        await session.execute(
+            select(LegacyReport).where(LegacyReport.id == legacy_id, LegacyReport.org_id == ctx.org_id)
+        )
+    ).scalar_one_or_none()
+    if report is None:
+        raise InvalidInput(fields={"legacy_report_id": "unknown legacy report"})
+    if not periods_overlap(
+        workspace.reporting_period_start,
+        workspace.reporting_period_end,
+        report.reporting_period_start,
+        report.reporting_period_end,
+    ):
+        raise Conflict(
+            "no compatible legacy report available",
+            reason="reporting periods do not overlap",
+            legacy_report_id=str(legacy_id),
+        )
+    return report
+
+
+def _run_info(run: CalculationRun) -> RunInfo:
+    return RunInfo(
+        id=run.id,
+        status=run.status,
+        methodology_profile_id=run.methodology_profile_id,
+        factor_version_id=run.factor_version_id,
+        legacy_report_id=run.legacy_report_id,
+        rerun_hash=run.rerun_hash,
+        assumptions_snapshot=dict(run.assumptions_snapshot_json or {}),
+        created_at=run.created_at,
+        completed_at=run.completed_at,
+        total_co2e_kg=run.total_co2e_kg,
+        total_tonne_km=run.total_tonne_km,
+        shipment_count=run.shipment_count,
+        totals_by_mode=dict(run.totals_by_mode_json or {}),
+        api_key_id=run.api_key_id,
+    )
+
+
+def _quality_info(a: DataQualityAssessment | None) -> QualityInfo | None:
+    if a is None:
+        return None
+    return QualityInfo(
+        id=a.id,
+        coverage_score=a.coverage_score,
+        primary_data_percent=a.primary_data_percent,
+        secondary_data_percent=a.secondary_data_percent,
+        default_data_percent=a.default_data_percent,
+        modelled_data_percent=a.modelled_data_percent,
+        missing_required_fields_count=a.missing_required_fields_count,
+        flagged_shipments_count=a.flagged_shipments_count,
+        rules_triggered=list(a.rules_triggered_json or []),
+        summary_text=a.summary_text,
+        assessed_at=a.assessed_at,
+    )
+
+
+def _legacy_info(r: LegacyReport | None) -> LegacyInfo | None:
+    if r is None:
+        return None
+    return LegacyInfo(
+        r.id, r.title, r.reporting_period_start, r.reporting_period_end, r.status, r.total_co2e_kg, r.shipment_count
+    )
+
+
+async def _methodology_info(session: AsyncSession, run: CalculationRun) -> MethodologyInfo | None:
+    if run.methodology_profile_id is None:
+        return None
+    profile = await session.get(MethodologyProfile, run.methodology_profile_id)
+    if profile is None:
+        return None
+    version_id = run.factor_version_id or profile.factor_version_id
+    version = await session.get(FactorVersion, version_id)
+    factors = (
+        await session.execute(
+            select(EmissionFactor)
+            .where(EmissionFactor.factor_version_id == version_id)
+            .order_by(col(EmissionFactor.kind), col(EmissionFactor.key))
+        )
+    ).scalars()
+    return MethodologyInfo(
+        profile_id=profile.id,
+        code=profile.code,
+        name=profile.name,
+        description=profile.description,
+        boundary=profile.boundary,
+        factor_version_id=version_id,
+        factor_version_code=version.code if version else "",
+        factor_version_name=version.name if version else "",
+        factor_version_source=version.source if version else "",
+        factor_version_published_on=version.published_on if version else None,
+        factors=[FactorInfo(f.kind, f.key, f.unit, f.wtw_value, f.ttw_value, f.source, f.note) for f in factors],
+    )
+
+
+async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[EvidenceInfo]:
+    """Items attached to the workspace, to one of its shipments, or to one of its packs."""
+    packs = select(ReportPack.id).where(ReportPack.workspace_id == workspace_id, ReportPack.org_id == ctx.org_id)
+    shipments = select(Shipment.id).where(Shipment.workspace_id == workspace_id, Shipment.org_id == ctx.org_id)
+    rows = await session.execute(
+        select(EvidenceItem)
+        .where(
+            EvidenceItem.org_id == ctx.org_id,
+            or_(
+                EvidenceItem.workspace_id == workspace_id,
+                col(EvidenceItem.report_pack_id).in_(packs),
+                col(EvidenceItem.shipment_id).in_(shipments),
+            ),
+        )
+        .order_by(col(EvidenceItem.uploaded_at).asc(), col(EvidenceItem.id).asc())
+    )
+    return [
+        EvidenceInfo(
+            id=e.id,
+            evidence_type=e.evidence_type,
+            title=e.title,
+            file_name=e.file_name,
+            file_url=e.file_url,
+            file_sha256=e.file_sha256,
+            mime_type=e.mime_type,
+            issue_date=e.issue_date,
+            valid_from=e.valid_from,
+            valid_to=e.valid_to,
+            source_system=e.source_system,
+            verification_status=e.verification_status,
+            attachment_scope=e.attachment_scope,
+            workspace_id=e.workspace_id,
+            report_pack_id=e.report_pack_id,
+            shipment_id=e.shipment_id,
+            notes=e.notes,
+            uploaded_at=e.uploaded_at,
+        )
+        for e in rows.scalars()
+    ]
+
+
+async def _audit(
+    session: AsyncSession,
+    ctx: Ctx,
+    workspace_id: uuid.UUID,
+    run: CalculationRun,
+    imports: list[ImportBatch],
+    *,
+    exclude_pack: uuid.UUID,
+) -> list[AuditEvent]:
+    """docs/packs.md "Audit trail": imports, runs up to the pack's run, reviewed packs, approvals.
+
+    A pack's own generation is not in its trail (its time would make the bytes differ), and an
+    earlier pack appears only once someone acted on it: regenerating unchanged inputs with no
+    review in between gives the same trail, hence the same pack_hash.
+    """
+    runs = list(
+        (
+            await session.execute(
+                select(CalculationRun)
+                .where(
+                    CalculationRun.workspace_id == workspace_id,
+                    CalculationRun.org_id == ctx.org_id,
+                    col(CalculationRun.created_at) <= run.created_at,
+                )
+                .order_by(col(CalculationRun.created_at).asc(), col(CalculationRun.id).asc())
+            )
+        ).scalars()
+    )
+    actions = list(
+        (
+            await session.execute(
+                select(ApprovalAction)
+                .where(ApprovalAction.workspace_id == workspace_id, ApprovalAction.org_id == ctx.org_id)
+                .order_by(col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
+            )
+        ).scalars()
+    )
+    acted_on = {a.report_pack_id for a in actions} - {exclude_pack}
+    packs = (
+        list((await session.execute(select(ReportPack).where(col(ReportPack.id).in_(acted_on)))).scalars())
+        if acted_on
+        else []
+    )
+    versions = {p.id: p.version_number for p in packs}
+    key_ids = {k for k in [*(b.api_key_id for b in imports), *(r.api_key_id for r in runs),
+                           *(a.api_key_id for a in actions), *(p.api_key_id for p in packs)] if k}  # fmt: skip
+    prefixes: dict[uuid.UUID, str] = {}
+    if key_ids:
+        found = await session.execute(select(ApiKey.id, ApiKey.display_prefix).where(col(ApiKey.id).in_(key_ids)))
+        prefixes = {row.id: row.display_prefix for row in found}
+
+    def event(at: Any, name: str, key: uuid.UUID | None, kind: str, subject: uuid.UUID, text: str) -> AuditEvent:
+        return AuditEvent(at, name, key, prefixes.get(key) if key else None, kind, subject, text)
+
+    events = [
+        event(
+            b.created_at,
+            "import_registered",
+            b.api_key_id,
+            "import_batch",
+            b.id,
+            f"{b.source_filename or 'unnamed source'} ({b.source_file_type or 'type not given'}, "
+            f"system {b.source_system or 'not given'}): {b.source_row_count} rows declared, "
+            f"{b.shipment_count} shipment rows stored",
+        )
+        for b in imports
+    ]
+    for r in runs:
+        total = "n/a" if r.total_co2e_kg is None else f"{r.total_co2e_kg!r} kg CO2e"
+        events.append(
+            event(
+                r.created_at,
+                f"calculation_{r.status}",
+                r.api_key_id,
+                "calculation_run",
+                r.id,
+                f"completed_at {r.completed_at.isoformat() if r.completed_at else 'n/a'}; "
+                f"rerun_hash {r.rerun_hash or 'n/a'}; {total}; {r.shipment_count} shipments"
+                + (f"; error: {r.error_message}" if r.error_message else ""),
+            )
+        )
+    for p in packs:
+        events.append(
+            event(
+                p.created_at,
+                "pack_generated",
+                p.api_key_id,
+                "report_pack",
+                p.id,
+                f"version {p.version_number}; pack_hash {p.pack_hash or 'n/a'}; calculation run {p.calculation_run_id}",
+            )
+        )
+    for a in actions:
+        version = versions.get(a.report_pack_id)
+        events.append(
+            event(
+                a.created_at,
+                f"approval_{a.action_type}",
+                a.api_key_id,
+                "report_pack",
+                a.report_pack_id,
+                f"pack version {version if version is not None else '?'}: {a.status_before} -> {a.status_after}"
+                + (f"; comment: {a.comment}" if a.comment else ""),
+            )
+        )
+    events.sort(key=lambda e: (e.occurred_at, e.event, str(e.subject_id)))
+    return events
+
+
+async def _render_all(ctx: Ctx, allocated: _Allocated) -> dict[str, str]:
+    """Render each artifact in turn (rows streamed for that artifact only) and store it."""
+    loop = asyncio.get_running_loop()
+    run_id = allocated.data.run.id
+    hashes: dict[str, str] = {}
+    by_type = {a.artifact_type: a for a in allocated.artifacts}
+    for kind, spec in SPECS.items():
+        artifact = by_type[kind.value]
+        rows = _stream_rows(loop, ctx, run_id, allocated.batch_ids) if spec.needs_rows else iter(())
+        content, digest = await asyncio.to_thread(_render_bytes, spec, allocated.data, rows)
+        async with ctx.db.write() as session:
+            session.add(ArtifactContent(artifact_id=artifact.id, content=content))
+            await session.execute(
+                update(PackArtifact)
+                .where(col(PackArtifact.id) == artifact.id)
+                .values(
+                    status=ArtifactStatus.generated.value,
+                    content_sha256=digest,
+                    size_bytes=len(content),
+                    generated_at=utcnow(),
+                )
+            )
+        del content
+        hashes[kind.value] = digest
+    return hashes
+
+
+def _render_bytes(spec: ArtifactSpec, data: PackData, rows: Iterator[ShipmentLine]) -> tuple[bytes, str]:
+    out = io.BytesIO()
+    spec.render(data, rows, out)
+    content = out.getvalue()
+    return content, hashlib.sha256(content).hexdigest()
+
+
+def _stream_rows(
+    loop: asyncio.AbstractEventLoop, ctx: Ctx, run_id: uuid.UUID, batch_ids: list[uuid.UUID]
+) -> Iterator[ShipmentLine]:
+    """Runs in the render thread: pulls chunks of rows from the event loop's database, in import order."""
+
+    def fetch(coro: Awaitable[list[ShipmentLine]]) -> list[ShipmentLine]:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()  # type: ignore[arg-type]
+
+    for batch_id in batch_ids:
+        after = -1
+        while True:
+            chunk = fetch(_row_chunk(ctx, run_id, batch_id, after))
+            yield from chunk
+            if len(chunk) < ROW_CHUNK:
+                break
+            after = chunk[-1].row_index
+
+
+_ROW_COLUMNS = (
+    Shipment.import_batch_id,
+    Shipment.row_index,
+    Shipment.id,
+    Shipment.external_id,
+    Shipment.mode,
+    Shipment.origin,
+    Shipment.destination,
+    Shipment.distance_km,
+    Shipment.distance_source,
+    Shipment.mass_tonnes,
+    Shipment.fuel_type,
+    Shipment.fuel_amount,
+    Shipment.carrier_intensity_g_per_tkm,
+    ShipmentEmission.included,
+    ShipmentEmission.data_tier,
+    ShipmentEmission.tonne_km,
+    ShipmentEmission.co2e_kg,
+    ShipmentEmission.intensity_g_per_tkm,
+    ShipmentEmission.flags,
+)
+
+
+async def _row_chunk(ctx: Ctx, run_id: uuid.UUID, batch_id: uuid.UUID, after: int) -> list[ShipmentLine]:
+    """Keyset page over (batch, row_index); the run's row joins on its (run, row_index) index."""
+    stmt = (
+        select(*_ROW_COLUMNS)
+        .join(
+            ShipmentEmission,
+            (col(ShipmentEmission.calculation_run_id) == run_id)
+            & (col(ShipmentEmission.row_index) == col(Shipment.row_index))
+            & (col(ShipmentEmission.shipment_id) == col(Shipment.id)),
+        )
+        .where(
+            Shipment.import_batch_id == batch_id,
+            Shipment.org_id == ctx.org_id,
+            col(Shipment.row_index) > after,
+        )
+        .order_by(col(Shipment.row_index))
+        .limit(ROW_CHUNK)
+    )
+    async with ctx.db.read() as session:
+        return [ShipmentLine(*row) for row in await session.execute(stmt)]
+
+
+async def _finalize(ctx: Ctx, allocated: _Allocated, hashes: dict[str, str]) -> GeneratedPack:
+    pack = allocated.pack
+    digest = pack_hash(hashes[t.value] for t in ArtifactType)
+    async with ctx.db.write() as session:
+        workspace = await load_workspace(session, ctx, pack.workspace_id, for_write=True)
+        current = await session.get(ReportPack, pack.id, with_for_update=True, populate_existing=True)
+        assert current is not None
+        current.pack_hash = digest
+        if current.status == PackStatus.draft.value:
+            current.status = PackStatus.generated.value
+        # else: a newer version finished first and archived this one; it stays archived.
+        older = list(
+            (
+                await session.execute(
+                    select(ReportPack).where(
+                        ReportPack.workspace_id == workspace.id,
+                        col(ReportPack.version_number) < current.version_number,
+                        col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
+                    )
+                )
+            ).scalars()
+        )
+        is_latest = current.status == PackStatus.generated.value
+        superseded: list[uuid.UUID] = []
+        if is_latest:
+            for old in older:
+                old.status = PackStatus.archived.value
+                superseded.append(old.id)
+            if workspace.status != WorkspaceStatus.archived.value:
+                workspace.latest_report_pack_id = current.id
+                move_workspace(workspace, WorkspaceStatus.review_needed)
+            if current.data_quality_assessment_id is not None:
+                await session.execute(
+                    update(DataQualityAssessment)
+                    .where(col(DataQualityAssessment.id) == current.data_quality_assessment_id)
+                    .values(report_pack_id=current.id)
+                )
+        artifacts = await _artifacts_of(session, [current.id])
+    meta = {
+        "calculation_run_id": current.calculation_run_id,
+        "data_quality_assessment_id": current.data_quality_assessment_id,
+        "rerun_hash": current.rerun_hash,
+        "legacy_report_id": current.legacy_report_id,
+        "version_number": current.version_number,
+        "pack_hash": digest,
+        "artifact_count": len(artifacts[current.id]),
+        "shipment_rows": allocated.data.run.shipment_count,
+        "evidence_item_count": len(allocated.data.evidence),
+        "supersedes_pack_id": allocated.superseded_pack_id,
+        "superseded_pack_ids": sorted(superseded, key=str),
+        "superseded": bool(superseded),
+    }
+    return GeneratedPack(pack=current, artifacts=artifacts[current.id], meta=meta)
+
+
+async def _mark_failed(ctx: Ctx, pack_id: uuid.UUID, exc: BaseException) -> None:
+    message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+    try:
+        async with ctx.db.write() as session:
+            artifact_ids = select(PackArtifact.id).where(PackArtifact.report_pack_id == pack_id)
+            await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
+            await session.execute(
+                update(PackArtifact)
+                .where(col(PackArtifact.report_pack_id) == pack_id)
+                .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
+            )
+            await session.execute(
+                update(ReportPack).where(col(ReportPack.id) == pack_id).values(status=PackStatus.failed.value)
+            )
+    except Exception:  # the original error is what the caller must see
+        log.exception("could not mark pack %s failed", pack_id)
+
+
+# ---- reads ------------------------------------------------------------------------------------
+
+
+async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
+    """The only way to reach a pack: another organisation's id is simply not found."""
+    pid = parse_id(pack_id, "pack")
+    stmt = select(ReportPack).where(ReportPack.id == pid, ReportPack.org_id == ctx.org_id)
+    if for_write:
+        # Re-read under the lock even if this session already holds the row.
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    pack = (await session.execute(stmt)).scalar_one_or_none()
+    if pack is None:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return pack
+
+
+async def _artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
+    out: dict[uuid.UUID, list[PackArtifact]] = {i: [] for i in pack_ids}
+    if not pack_ids:
+        return out
+    rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
+    for a in rows.scalars():
+        out[a.report_pack_id].append(a)
+    for items in out.values():
+        items.sort(key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
+    return out
+
+
+async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
+    """GET /packs/{id}: the pack with its run, assessment and artifacts."""
+    async with ctx.db.read() as session:
+        pack = await load_pack(session, ctx, pack_id)
+        run = await session.get(CalculationRun, pack.calculation_run_id) if pack.calculation_run_id else None
+        assessment = (
+            await session.get(DataQualityAssessment, pack.data_quality_assessment_id)
+            if pack.data_quality_assessment_id
+            else None
+        )
+        artifacts = (await _artifacts_of(session, [pack.id]))[pack.id]
+    return PackDetail(pack=pack, artifacts=artifacts, calculation_run=run, quality_assessment=assessment)
+
+
+async def get_pack(ctx: Ctx, pack_id: Any) -> ReportPack:
+    async with ctx.db.read() as session:
+        return await load_pack(session, ctx, pack_id)
+
+
+async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
+    """GET /packs/{id}/artifacts: all eight, in pack_hash order."""
+    async with ctx.db.read() as session:
+        pack = await load_pack(session, ctx, pack_id)
+        return (await _artifacts_of(session, [pack.id]))[pack.id]
+
+
+async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> PackDetail | None:
+    """For workspace detail: the latest pack with its artifacts (for the *_url fields)."""
+    if workspace.latest_report_pack_id is None:
+        return None
+    pack = (
+        await session.execute(
+            select(ReportPack).where(ReportPack.id == workspace.latest_report_pack_id, ReportPack.org_id == ctx.org_id)
+        )
+    ).scalar_one_or_none()
+    if pack is None:
+        return None
+    return PackDetail(pack=pack, artifacts=(await _artifacts_of(session, [pack.id]))[pack.id])
+
+
+# ---- artifact content ---------------------------------------------------------------------------
+
+
+async def artifact_for_download(ctx: Ctx | None, db: Any, artifact_id: Any) -> PackArtifact:
+    """With a Ctx: scoped to its organisation. Without (a verified signed link): by id alone."""
+    aid = parse_id(artifact_id, "artifact")
+    stmt = select(PackArtifact).where(PackArtifact.id == aid)
+    if ctx is not None:
+        stmt = stmt.where(PackArtifact.org_id == ctx.org_id)
+    async with db.read() as session:
+        artifact = (await session.execute(stmt)).scalar_one_or_none()
+    if artifact is None:
+        raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
+    if artifact.status != ArtifactStatus.generated.value:
+        raise Conflict("artifact has no content", reason=f"artifact is {artifact.status}", status=artifact.status)
+    return artifact
+
+
+CONTENT_CHUNK = 1024 * 1024
+
+
+async def read_content(db: Any, artifact: PackArtifact, offset: int, length: int) -> bytes:
+    """One slice of the stored bytes (SQL substr works on BLOB and bytea alike; 1-based)."""
+    async with db.read() as session:
+        value = (
+            await session.execute(
+                select(func.substr(ArtifactContent.content, offset + 1, length)).where(
+                    ArtifactContent.artifact_id == artifact.id
+                )
+            )
+        ).scalar_one_or_none()
+    if value is None:
+        raise NotFound("artifact content not found", resource="pack_artifact", id=str(artifact.id))
+    return bytes(value)
+
+
+def content_chunks(db: Any, artifact: PackArtifact) -> Callable[[], Any]:
+    """An async generator factory over the content, one megabyte at a time."""
+
+    async def chunks() -> Any:
+        size = artifact.size_bytes or 0
+        offset = 0
+        while offset < size:
+            piece = await read_content(db, artifact, offset, min(CONTENT_CHUNK, size - offset))
+            if not piece:
+                break
+            yield piece
+            offset += len(piece)
+
+    return chunks
+
+
+# ---- DataLoader batch functions -----------------------------------------------------------------
+
+
+async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPack]:
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(ReportPack).where(ReportPack.org_id == ctx.org_id, col(ReportPack.id).in_(ids))
+        )
+        return {p.id: p for p in rows.scalars()}
+
+
+async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPack]]:
+    """Every pack of each workspace, newest version first."""
+    out: dict[uuid.UUID, list[ReportPack]] = {i: [] for i in ids}
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(ReportPack)
+            .where(ReportPack.org_id == ctx.org_id, col(ReportPack.workspace_id).in_(ids))
+            .order_by(col(ReportPack.version_number).desc())
+        )
+        for p in rows.scalars():
+            out[p.workspace_id].append(p)
+    return out
+
+
+async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
+    async with ctx.db.read() as session:
+        found = await _artifacts_of(session, list(ids))
+    return {k: [a for a in v if a.org_id == ctx.org_id] for k, v in found.items()}
+
+
+async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalAction]]:
+    """Every approval action of each pack, oldest first."""
+    out: dict[uuid.UUID, list[ApprovalAction]] = {i: [] for i in ids}
+    async with ctx.db.read() as session:
+        rows = await session.execute(
+            select(ApprovalAction)
+            .where(ApprovalAction.org_id == ctx.org_id, col(ApprovalAction.report_pack_id).in_(ids))
+            .order_by(col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
+        )
+        for a in rows.scalars():
+            out[a.report_pack_id].append(a)
+    return out

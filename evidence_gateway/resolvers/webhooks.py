@@ -1,0 +1,175 @@
+"""The signed webhook test, its delivery log, and the organisation's signing secret."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import orjson
+from pydantic import AfterValidator, StringConstraints
+from sqlalchemy import func, select
+from sqlmodel import col
+
+from evidence_gateway.db import Database
+from evidence_gateway.errors import InvalidInput, NotFound
+from evidence_gateway.models import Organization
+from evidence_gateway.models.webhooks import WebhookDelivery
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.evidence import resolve_workspace_refs
+from evidence_gateway.resolvers.organizations import new_webhook_secret
+from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
+from evidence_gateway.timeutil import utcnow
+from evidence_gateway.webhooks import guard, sender, signing
+
+DEFAULT_EVENT_TYPE = "pack.published"
+
+
+def _printable(value: str) -> str:
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+EventType = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), AfterValidator(_printable)
+]
+
+
+class WebhookTestInput(StrictInput):
+    target_url: Annotated[str, StringConstraints(min_length=1)]
+    event_type: EventType | None = None
+    workspace_id: UUIDField | None = None
+    report_pack_id: UUIDField | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookTestResult:
+    """The contract's WebhookTestResult plus ``error``, ``webhook_id`` and ``delivery_id`` (extensions)."""
+
+    delivered: bool
+    target_url: str
+    event_type: str
+    http_status: int | None
+    response_excerpt: str
+    payload: dict[str, Any]
+    error: str | None
+    webhook_id: str
+    delivery_id: uuid.UUID
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    org_id: uuid.UUID
+    organization_name: str
+    webhook_signing_secret: str
+
+
+def _iso(ts: Any) -> str:
+    return str(ts.isoformat().replace("+00:00", "Z"))
+
+
+async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
+    """Send one signed test event; every attempt that reached the network is recorded.
+
+    Bad input, foreign references and refused targets raise InvalidInput and record nothing.
+    """
+    p = parse(WebhookTestInput, data)
+    url = guard.parse_target_url(p.target_url)
+    async with ctx.db.read() as session:
+        workspace, pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
+        org = (await session.execute(select(Organization).where(Organization.id == ctx.org_id))).scalar_one()
+    if fields:
+        raise InvalidInput("invalid input", fields=fields)
+
+    now = utcnow()
+    event_type = p.event_type or DEFAULT_EVENT_TYPE
+    payload = {
+        "type": event_type,
+        "timestamp": _iso(now),
+        "data": {
+            "test": True,
+            "org_id": str(ctx.org_id),
+            "workspace_id": str(workspace.id) if workspace else None,
+            "report_pack_id": str(pack.id) if pack else None,
+        },
+    }
+    # Serialised once: these exact bytes are signed, sent and (parsed) returned as `payload`.
+    body = orjson.dumps(payload)
+    msg_id = signing.new_message_id()
+    headers = signing.signature_headers(org.webhook_signing_secret, msg_id, int(now.timestamp()), body)
+
+    settings = ctx.settings
+    target = guard.target_of(url)
+    try:
+        addresses = await guard.resolve(target, settings.webhook_connect_timeout_seconds)
+    except guard.ResolutionFailed as exc:
+        outcome = sender.failed(str(exc))
+    else:
+        vetted = guard.vet(target, addresses, allow_private=settings.webhook_allow_private_targets)
+        outcome = await sender.post(
+            vetted,
+            body,
+            headers,
+            connect_timeout=settings.webhook_connect_timeout_seconds,
+            read_timeout=settings.webhook_read_timeout_seconds,
+        )
+
+    delivery = WebhookDelivery(
+        org_id=ctx.org_id,
+        webhook_id=msg_id,
+        target_url=p.target_url,
+        event_type=event_type,
+        delivered=outcome.delivered,
+        http_status=outcome.http_status,
+        error=outcome.error[:2000] if outcome.error else None,
+        response_excerpt=outcome.response_excerpt,
+        payload=payload,
+        api_key_id=ctx.principal.key_id,
+        created_at=now,
+    )
+    async with ctx.db.write() as session:
+        session.add(delivery)
+    return WebhookTestResult(
+        delivered=outcome.delivered,
+        target_url=p.target_url,
+        event_type=event_type,
+        http_status=outcome.http_status,
+        response_excerpt=outcome.response_excerpt,
+        payload=payload,
+        error=delivery.error,
+        webhook_id=msg_id,
+        delivery_id=delivery.id,
+    )
+
+
+async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:
+    """The caller's delivery attempts, newest first."""
+    scoped = WebhookDelivery.org_id == ctx.org_id
+    order = (col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
+    async with ctx.db.read() as session:
+        total = (await session.execute(select(func.count()).select_from(WebhookDelivery).where(scoped))).scalar_one()
+        rows = await session.execute(
+            select(WebhookDelivery).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
+        )
+        items = list(rows.scalars())
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def get_viewer(ctx: Ctx) -> Viewer:
+    """The calling organisation, including its webhook signing secret."""
+    async with ctx.db.read() as session:
+        org = (await session.execute(select(Organization).where(Organization.id == ctx.org_id))).scalar_one()
+    return Viewer(org_id=org.id, organization_name=org.name, webhook_signing_secret=org.webhook_signing_secret)
+
+
+async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -> str:
+    """For the CLI: the organisation's secret, replaced by a new one first when ``rotate``."""
+    async with db.write() as session:
+        org = (await session.execute(select(Organization).where(Organization.name == org_name))).scalar_one_or_none()
+        if org is None:
+            raise NotFound(f"no organisation named {org_name!r}")
+        if rotate:
+            org.webhook_signing_secret = new_webhook_secret()
+        return org.webhook_signing_secret

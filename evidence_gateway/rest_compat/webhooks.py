@@ -1,0 +1,66 @@
+"""/api/v2/webhooks/test (contract) and /api/v2/webhooks/deliveries (extension)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from evidence_gateway.errors import UpstreamFailed
+from evidence_gateway.http_body import read_json_object
+from evidence_gateway.models.webhooks import WebhookDelivery
+from evidence_gateway.resolvers import webhooks
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.rest_compat.http import caller, envelope, paginated, pick
+
+RESULT_FIELDS = ("delivered", "target_url", "event_type", "http_status", "response_excerpt", "payload")
+# Extensions: why it failed, the webhook-id header sent, the stored delivery record.
+RESULT_EXTENSIONS = ("error", "webhook_id", "delivery_id")
+
+DELIVERY_FIELDS = (
+    "id",
+    "org_id",
+    "webhook_id",
+    "target_url",
+    "event_type",
+    "delivered",
+    "http_status",
+    "error",
+    "response_excerpt",
+    "payload",
+    "api_key_id",
+    "created_at",
+)
+
+
+def result_json(result: webhooks.WebhookTestResult) -> dict[str, Any]:
+    return pick(result, RESULT_FIELDS + RESULT_EXTENSIONS)
+
+
+def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
+    return pick(delivery, DELIVERY_FIELDS)
+
+
+async def webhook_test(request: Request) -> Response:
+    """POST /v2/webhooks/test: 200 when the target answered 2xx, else 502 with the result in details."""
+    ctx = await caller(request)
+    body = await read_json_object(request, ctx.settings.max_body_bytes)
+    result = await webhooks.send_test_webhook(ctx, body)
+    if not result.delivered:
+        raise UpstreamFailed("webhook target did not accept the test request", **result_json(result))
+    return envelope(result_json(result))
+
+
+async def list_deliveries(request: Request) -> Response:
+    """GET /v2/webhooks/deliveries (extension): every recorded attempt, newest first."""
+    ctx = await caller(request)
+    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
+    return paginated(await webhooks.list_webhook_deliveries(ctx, params), delivery_json)
+
+
+routes = [
+    Route("/v2/webhooks/test", webhook_test, methods=["POST"]),
+    Route("/v2/webhooks/deliveries", list_deliveries, methods=["GET"]),
+]

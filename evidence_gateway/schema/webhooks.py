@@ -1,0 +1,101 @@
+"""GraphQL for the webhook test, its delivery log and the caller's signing secret (issue 5)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from evidence_gateway.resolvers import webhooks
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.convert import from_model, input_to_dict
+
+GqlInfo = Info[GraphQLContext, None]
+
+
+@strawberry.type(
+    name="WebhookTestResult",
+    description="Outcome of a signed test delivery; delivered is true only when the target answered 2xx.",
+)
+class WebhookTestResultType:
+    delivered: bool = strawberry.field(description="The target answered with a 2xx status.")
+    target_url: str = strawberry.field(description="The URL the payload was sent to.")
+    event_type: str = strawberry.field(description="Event type sent (default pack.published).")
+    http_status: int | None = strawberry.field(
+        description="Status returned by the target; null when no HTTP answer came (DNS, refused, timeout)."
+    )
+    response_excerpt: str = strawberry.field(description="First 1 KiB of the response body (UTF-8, lossy).")
+    payload: JSON = strawberry.field(description="The payload exactly as sent: {type, timestamp, data}.")
+    error: str | None = strawberry.field(description="Why it was not delivered (null when delivered).")
+    webhook_id: str = strawberry.field(description="The webhook-id header sent (msg_…).")
+    delivery_id: uuid.UUID = strawberry.field(description="Id of the recorded delivery attempt.")
+
+
+@strawberry.type(name="WebhookDelivery", description="One recorded webhook delivery attempt.")
+class WebhookDeliveryType:
+    id: uuid.UUID = strawberry.field(description="Delivery id.")
+    webhook_id: str = strawberry.field(description="The webhook-id header sent (msg_…).")
+    target_url: str = strawberry.field(description="Target URL.")
+    event_type: str = strawberry.field(description="Event type sent.")
+    delivered: bool = strawberry.field(description="The target answered 2xx.")
+    http_status: int | None = strawberry.field(description="Status returned; null when no HTTP answer came.")
+    error: str | None = strawberry.field(description="Why it was not delivered.")
+    response_excerpt: str = strawberry.field(description="First 1 KiB of the response body.")
+    payload: JSON = strawberry.field(description="The payload sent.")
+    api_key_id: uuid.UUID | None = strawberry.field(description="The API key that asked for the delivery.")
+    created_at: datetime = strawberry.field(description="When the attempt was made.")
+
+
+@strawberry.type(description="One page of webhook delivery attempts.")
+class WebhookDeliveryPage:
+    items: list[WebhookDeliveryType] = strawberry.field(description="Attempts on this page, newest first.")
+    pagination: PaginationMeta = strawberry.field(description="Page position and total.")
+
+
+@strawberry.type(name="Viewer", description="The organisation the API key belongs to.")
+class ViewerType:
+    org_id: uuid.UUID = strawberry.field(description="Organisation id.")
+    organization_name: str = strawberry.field(description="Organisation name.")
+    webhook_signing_secret: str = strawberry.field(
+        description="Standard Webhooks signing secret (whsec_…) that signs this organisation's webhooks."
+    )
+
+
+@strawberry.input(description="A signed test webhook to send.")
+class TestWebhookInput:
+    target_url: str = strawberry.field(description="Absolute http or https URL of the receiver.")
+    event_type: str | None = strawberry.field(default=None, description="Event type (default pack.published).")
+    workspace_id: uuid.UUID | None = strawberry.field(default=None, description="Workspace to reference in data.")
+    report_pack_id: uuid.UUID | None = strawberry.field(
+        default=None, description="Pack to reference in data (implies its workspace)."
+    )
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="The calling organisation, with its webhook signing secret.")
+    async def viewer(self, info: GqlInfo) -> ViewerType:
+        return from_model(ViewerType, await webhooks.get_viewer(info.context.ctx))
+
+    @strawberry.field(description="The caller's webhook delivery attempts, newest first.")
+    async def webhook_deliveries(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WebhookDeliveryPage:
+        result = await webhooks.list_webhook_deliveries(info.context.ctx, page_params(page, per_page))
+        return WebhookDeliveryPage(
+            items=[from_model(WebhookDeliveryType, d) for d in result.items], pagination=PaginationMeta.of(result)
+        )
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(
+        description="Send a signed test webhook. Delivery failures return delivered: false (not an error); "
+        "invalid input, foreign references and refused targets are BAD_USER_INPUT."
+    )
+    async def test_webhook(self, info: GqlInfo, input: TestWebhookInput) -> WebhookTestResultType:
+        result = await webhooks.send_test_webhook(info.context.ctx, input_to_dict(input))
+        return from_model(WebhookTestResultType, result)

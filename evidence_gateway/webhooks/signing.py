@@ -1,0 +1,53 @@
+"""Standard Webhooks signatures (https://www.standardwebhooks.com/).
+
+``webhook-signature: v1,<base64(HMAC-SHA256(key, "{id}.{timestamp}.{body}"))>`` where the
+key is the base64-decoded part of the organisation's ``whsec_...`` secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import secrets
+
+SECRET_PREFIX = "whsec_"
+
+
+def secret_key_bytes(secret: str) -> bytes:
+    """The HMAC key: base64 after the ``whsec_`` prefix."""
+    encoded = secret.removeprefix(SECRET_PREFIX)
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except binascii.Error as exc:
+        raise ValueError("webhook signing secret is not whsec_<base64>") from exc
+
+
+def new_message_id() -> str:
+    return "msg_" + secrets.token_urlsafe(18)
+
+
+def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` header value for these exact body bytes."""
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    digest = hmac.new(secret_key_bytes(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode()
+
+
+def signature_headers(secret: str, msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+    return {
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": sign(secret, msg_id, timestamp, body),
+    }
+
+
+def verify(secret: str, msg_id: str, timestamp: str, body: bytes, signature_header: str) -> bool:
+    """True when any ``v1,`` signature in the (space-separated) header matches; constant time."""
+    expected = sign(secret, msg_id, int(timestamp), body).split(",", 1)[1]
+    for candidate in signature_header.split():
+        version, _, value = candidate.partition(",")
+        if version == "v1" and hmac.compare_digest(value, expected):
+            return True
+    return False

@@ -1,0 +1,348 @@
+"""Pack generation and reading over REST and GraphQL: versions, hashes, failures, isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import dataclasses
+import hashlib
+import io
+import json
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from evidence_gateway.artifacts import SPECS
+from evidence_gateway.models import ArtifactContent, ArtifactType
+from tests.conftest import Api, create_workspace, gql_code
+
+PACK_FIELDS = {
+    "id", "workspace_id", "org_id", "legacy_report_id", "version_number", "title", "audience_label", "status",
+    "methodology_profile_id", "calculation_run_id", "data_quality_assessment_id", "export_template_id",
+    "pack_hash", "rerun_hash", "summary_pdf_url", "shipment_csv_url", "shipment_xlsx_url", "machine_json_url",
+    "methodology_statement_url", "evidence_register_url", "quality_report_url", "audit_trail_url",
+    "created_at", "approved_at", "published_at",
+}  # fmt: skip
+ARTIFACT_FIELDS = {
+    "id", "report_pack_id", "workspace_id", "artifact_type", "status", "file_url", "file_name", "content_type",
+    "created_at", "generated_at", "signed_download_url",
+}  # fmt: skip
+ROWS: list[dict[str, Any]] = [
+    {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},
+    {"external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20, "carrier_intensity_g_per_tkm": 20},
+    {"external_id": "P", "mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel",
+     "fuel_amount": 90},
+    {"external_id": "X", "mode": "air", "mass_tonnes": 1},
+]  # fmt: skip
+
+
+async def calculated_workspace(api: Api, rows: list[dict[str, Any]] | None = None, **fields: Any) -> dict[str, Any]:
+    ws = await create_workspace(api, reporting_period_start="2026-01-01", reporting_period_end="2026-03-31", **fields)
+    shipments = ROWS if rows is None else rows
+    body = {"source_row_count": len(shipments), "source_filename": "q1.csv", "shipments": shipments}
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", body)).status_code == 201
+    resp = await api.post(f"/api/v2/workspaces/{ws['id']}/calculate")
+    assert resp.status_code == 200, resp.text
+    return ws
+
+
+async def generate(api: Api, ws_id: str, body: Any = None) -> Any:
+    return await api.post(f"/api/v2/workspaces/{ws_id}/packs", body)
+
+
+async def generated(api: Api, ws_id: str) -> dict[str, Any]:
+    resp = await generate(api, ws_id)
+    assert resp.status_code == 201, resp.text
+    return resp.json()
+
+
+async def fetch(api: Api, url: str, **kw: Any) -> Any:
+    return await api.http.get(url, **kw)
+
+
+async def test_generation_needs_a_completed_calculation(api: Api) -> None:
+    ws = await create_workspace(api)
+    resp = await generate(api, ws["id"])
+    assert resp.status_code == 409
+    assert "calculat" in resp.json()["error"]
+    assert resp.json()["details"]["reason"] == "no_completed_calculation"
+    ws = await calculated_workspace(api)
+    # New data after the calculation: the pack would not show it, so recalculate first.
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1})).status_code == 201
+    resp = await generate(api, ws["id"])
+    assert resp.status_code == 409
+    assert resp.json()["details"]["reason"] == "calculation_outdated"
+    detail = (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]
+    assert detail["latest_report_pack_id"] is None and detail["latest_pack"] is None
+
+
+async def test_generate_pack_over_rest(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    body = await generated(api, ws["id"])
+    pack, meta = body["data"], body["meta"]
+    assert set(pack) >= PACK_FIELDS
+    assert pack["status"] == "generated" and pack["version_number"] == 1
+    assert pack["workspace_id"] == ws["id"]
+    assert len(pack["pack_hash"]) == 64
+    detail = (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]
+    assert detail["status"] == "review_needed"
+    assert detail["latest_report_pack_id"] == pack["id"]
+    assert detail["latest_pack"]["id"] == pack["id"]
+    assert detail["latest_pack"]["summary_pdf_url"] == pack["summary_pdf_url"]
+    run = detail["latest_calculation_run"]
+    assert pack["calculation_run_id"] == run["id"] == meta["calculation_run_id"]
+    assert pack["rerun_hash"] == run["rerun_hash"] == meta["rerun_hash"]
+    assert meta["artifact_count"] == 8
+    assert meta["superseded_pack_ids"] == [] and meta["supersedes_pack_id"] is None
+    for kind in ArtifactType:
+        assert pack[f"{kind.value}_url"].startswith("http://testserver/api/v2/artifacts/")
+
+
+async def test_pack_detail_and_artifacts(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    pack = (await generated(api, ws["id"]))["data"]
+    resp = await api.get(f"/api/v2/packs/{pack['id']}")
+    assert resp.status_code == 200
+    detail = resp.json()["data"]
+    assert set(detail) >= PACK_FIELDS | {"calculation_run", "quality_assessment", "artifacts"}
+    assert detail["calculation_run"]["id"] == pack["calculation_run_id"]
+    assert detail["calculation_run"]["status"] == "completed"
+    assert detail["quality_assessment"]["id"] == pack["data_quality_assessment_id"]
+    assert detail["quality_assessment"]["report_pack_id"] == pack["id"]
+    assert [a["artifact_type"] for a in detail["artifacts"]] == [t.value for t in ArtifactType]
+    listed = (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]
+    assert len(listed) == 8
+    for artifact in listed:
+        assert set(artifact) >= ARTIFACT_FIELDS
+        assert artifact["status"] == "generated" and artifact["generated_at"]
+        assert artifact["report_pack_id"] == pack["id"]
+        assert artifact["file_url"] == pack[f"{artifact['artifact_type']}_url"]
+        assert "?expires=" in artifact["signed_download_url"]
+        assert artifact["file_name"].startswith("q1-freight-v1-")
+        assert artifact["content_type"] == SPECS[ArtifactType(artifact["artifact_type"])].content_type
+
+
+async def test_pack_hash_is_rederivable_and_stable_on_regeneration(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    first = (await generated(api, ws["id"]))["data"]
+    second_body = await generated(api, ws["id"])
+    second = second_body["data"]
+    assert second["version_number"] == 2
+    assert second["pack_hash"] == first["pack_hash"]
+    assert second_body["meta"]["superseded_pack_ids"] == [first["id"]]
+    assert second_body["meta"]["supersedes_pack_id"] == first["id"]
+    assert (await api.get(f"/api/v2/packs/{first['id']}")).json()["data"]["status"] == "archived"
+    # An auditor re-derives pack_hash from the downloaded bytes alone.
+    artifacts = (await api.get(f"/api/v2/packs/{second['id']}/artifacts")).json()["data"]
+    digests = []
+    for artifact in artifacts:
+        resp = await fetch(api, artifact["signed_download_url"])
+        assert resp.status_code == 200
+        digests.append(hashlib.sha256(resp.content).hexdigest())
+        assert resp.headers["etag"] == f'"{digests[-1]}"'
+    assert hashlib.sha256("".join(digests).encode()).hexdigest() == second["pack_hash"]
+
+
+async def test_new_inputs_change_the_hash_and_reviews_enter_the_next_audit_trail(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    first = (await generated(api, ws["id"]))["data"]
+    resp = await api.post(f"/api/v2/packs/{first['id']}/approvals", {"action_type": "requested", "comment": "pls"})
+    assert resp.status_code == 201
+    second = (await generated(api, ws["id"]))["data"]
+    assert second["pack_hash"] != first["pack_hash"]
+    artifacts = {
+        a["artifact_type"]: a for a in (await api.get(f"/api/v2/packs/{second['id']}/artifacts")).json()["data"]
+    }
+    trail = (await fetch(api, artifacts["audit_trail"]["signed_download_url"])).text
+    events = list(csv.DictReader(io.StringIO(trail)))
+    names = [e["event"] for e in events]
+    assert names[0] == "import_registered"
+    assert "calculation_completed" in names
+    assert "pack_generated" in names and "approval_requested" in names
+    approval = next(e for e in events if e["event"] == "approval_requested")
+    assert "generated -> in_review" in approval["description"] and "pls" in approval["description"]
+    assert approval["actor_key_prefix"].startswith("evk_") and approval["actor_api_key_id"]
+    # The pack under review is archived by the newer version, the review stays on record.
+    assert (await api.get(f"/api/v2/packs/{first['id']}")).json()["data"]["status"] == "archived"
+
+
+async def test_machine_json_matches_the_run(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    pack = (await generated(api, ws["id"]))["data"]
+    artifacts = {a["artifact_type"]: a for a in (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]}
+    doc = json.loads((await fetch(api, artifacts["machine_json"]["signed_download_url"])).content)
+    run = (await api.get(f"/api/v2/packs/{pack['id']}")).json()["data"]["calculation_run"]
+    assert doc["calculation_run"]["id"] == run["id"]
+    assert doc["calculation_run"]["total_co2e_kg"] == run["total_co2e_kg"]
+    assert [s["external_id"] for s in doc["shipments"]] == ["D", "S", "P", "X"]
+    assert sum(s["co2e_kg"] or 0 for s in doc["shipments"]) == pytest.approx(run["total_co2e_kg"])
+    assert {s["data_tier"] for s in doc["shipments"]} == {"default", "secondary", "primary", None}
+    rows = list(csv.DictReader(io.StringIO((await fetch(api, artifacts["shipment_csv"]["signed_download_url"])).text)))
+    assert [r["external_id"] for r in rows] == ["D", "S", "P", "X"]
+
+
+async def test_rows_of_several_imports_stream_in_import_order(api: Api) -> None:
+    ws = await create_workspace(api)
+    for batch in range(3):
+        rows = [{"external_id": f"{batch}-{i}", "mode": "road", "distance_km": 10, "mass_tonnes": 1} for i in range(5)]
+        resp = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 5, "shipments": rows})
+        assert resp.status_code == 201
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/calculate")).status_code == 200
+    pack = (await generated(api, ws["id"]))["data"]
+    artifacts = {a["artifact_type"]: a for a in (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]}
+    doc = json.loads((await fetch(api, artifacts["machine_json"]["signed_download_url"])).content)
+    assert [s["external_id"] for s in doc["shipments"]] == [f"{b}-{i}" for b in range(3) for i in range(5)]
+
+
+async def test_concurrent_generation_numbers_versions_without_gaps(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    responses = await asyncio.gather(*(generate(api, ws["id"]) for _ in range(8)))
+    assert [r.status_code for r in responses] == [201] * 8, [r.text for r in responses if r.status_code != 201]
+    assert sorted(r.json()["data"]["version_number"] for r in responses) == list(range(1, 9))
+    detail = (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]
+    latest = (await api.get(f"/api/v2/packs/{detail['latest_report_pack_id']}")).json()["data"]
+    assert latest["version_number"] == 8 and latest["status"] == "generated"
+    body = await api.gql(
+        "query($id: UUID!) { workspace(id: $id) { packs { versionNumber status } } }", {"id": ws["id"]}
+    )
+    packs = body["data"]["workspace"]["packs"]
+    assert [p["versionNumber"] for p in packs] == list(range(8, 0, -1))
+    assert [p["status"] for p in packs] == ["generated"] + ["archived"] * 7
+
+
+async def test_rendering_failure_leaves_the_pack_failed(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = await calculated_workspace(api)
+    good = (await generated(api, ws["id"]))["data"]
+
+    def boom(*_args: Any) -> None:
+        raise RuntimeError("renderer crashed")
+
+    spec = SPECS[ArtifactType.quality_report]
+    monkeypatch.setitem(SPECS, ArtifactType.quality_report, dataclasses.replace(spec, render=boom))
+    resp = await generate(api, ws["id"])
+    assert resp.status_code == 500
+    assert resp.json()["details"]["code"] == "internal_error"
+    failed_id = resp.json()["details"]["pack_id"]
+    failed = (await api.get(f"/api/v2/packs/{failed_id}")).json()["data"]
+    assert failed["status"] == "failed" and failed["version_number"] == 2
+    assert {a["status"] for a in failed["artifacts"]} == {"failed"}
+    assert all(a["signed_download_url"] is None for a in failed["artifacts"])
+    assert failed["summary_pdf_url"] is None
+    # Nothing else moved: the good pack is still current, no failed bytes are kept.
+    detail = (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]
+    assert detail["latest_report_pack_id"] == good["id"]
+    assert (await api.get(f"/api/v2/packs/{good['id']}")).json()["data"]["status"] == "generated"
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
+    async with db.read() as session:
+        assert (await session.execute(select(func.count()).select_from(ArtifactContent))).scalar_one() == 8
+    resp = await api.post(f"/api/v2/packs/{failed_id}/approvals", {"action_type": "requested"})
+    assert resp.status_code == 409
+
+
+async def test_legacy_report_reference_is_validated(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    resp = await generate(api, ws["id"], {"legacy_report_id": str(uuid.uuid4())})
+    assert resp.status_code == 422
+    assert "legacy_report_id" in resp.json()["details"]["fields"]
+    resp = await generate(api, ws["id"], {"legacy_report_id": "nope"})
+    assert resp.status_code == 422
+    assert (await generate(api, ws["id"], [])).status_code == 400
+    assert (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]["latest_report_pack_id"] is None
+
+
+@pytest.mark.parametrize("bad_id", [str(uuid.uuid4()), "not-a-uuid"])
+async def test_unknown_pack_is_404(api: Api, bad_id: str) -> None:
+    for path in (f"/api/v2/packs/{bad_id}", f"/api/v2/packs/{bad_id}/artifacts"):
+        resp = await api.get(path)
+        assert resp.status_code == 404 and resp.json()["details"]["code"] == "not_found"
+    assert (await api.post(f"/api/v2/packs/{bad_id}/approvals", {"action_type": "requested"})).status_code == 404
+    assert (await generate(api, bad_id)).status_code == 404
+
+
+async def test_other_organisation_sees_nothing(api: Api, api_b: Api) -> None:
+    ws = await calculated_workspace(api)
+    pack = (await generated(api, ws["id"]))["data"]
+    artifacts = (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]
+    assert (await api_b.get(f"/api/v2/packs/{pack['id']}")).status_code == 404
+    assert (await api_b.get(f"/api/v2/packs/{pack['id']}/artifacts")).status_code == 404
+    resp = await api_b.post(f"/api/v2/packs/{pack['id']}/approvals", {"action_type": "requested"})
+    assert resp.status_code == 404
+    assert (await generate(api_b, ws["id"])).status_code == 404
+    for artifact in artifacts:
+        assert (await api_b.get(artifact["file_url"])).status_code == 404
+    for query in ("pack(id: $id) { id }",):
+        body = await api_b.gql(f"query($id: UUID!) {{ {query} }}", {"id": pack["id"]})
+        assert gql_code(body) == "NOT_FOUND"
+    body = await api_b.gql(
+        "mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: requested}) { statusAfter } }",
+        {"id": pack["id"]},
+    )
+    assert gql_code(body) == "NOT_FOUND"
+    body = await api_b.gql("mutation($id: UUID!) { generatePack(workspaceId: $id) { pack { id } } }", {"id": ws["id"]})
+    assert gql_code(body) == "NOT_FOUND"
+    # Nothing changed for the owner.
+    assert (await api.get(f"/api/v2/packs/{pack['id']}")).json()["data"]["status"] == "generated"
+
+
+PACK_QUERY = """
+query($id: UUID!) {
+  pack(id: $id) {
+    id versionNumber status packHash summaryPdfUrl auditTrailUrl
+    calculationRun { id status rerunHash }
+    qualityAssessment { id coverageScore }
+    artifacts { id artifactType status fileName contentType fileUrl signedDownloadUrl contentSha256 sizeBytes }
+    approvals { actionType statusBefore statusAfter comment apiKeyId createdAt }
+  }
+}"""
+
+
+async def test_graphql_generate_and_read(api: Api) -> None:
+    ws = await calculated_workspace(api)
+    body = await api.gql(
+        "mutation($id: UUID!) { generatePack(workspaceId: $id, input: {}) {"
+        " pack { id versionNumber status } calculationRunId artifactCount supersededPackIds } }",
+        {"id": ws["id"]},
+    )
+    assert "errors" not in body, body
+    result = body["data"]["generatePack"]
+    assert result["pack"]["versionNumber"] == 1 and result["pack"]["status"] == "generated"
+    assert result["artifactCount"] == 8 and result["supersededPackIds"] == []
+    pack_id = result["pack"]["id"]
+    body = await api.gql(
+        'mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: requested, comment: "go"}) {'
+        " reportPackId workspaceId statusBefore statusAfter } }",
+        {"id": pack_id},
+    )
+    assert body["data"]["recordApproval"] == {
+        "reportPackId": pack_id, "workspaceId": ws["id"], "statusBefore": "generated", "statusAfter": "in_review"
+    }  # fmt: skip
+    pack = (await api.gql(PACK_QUERY, {"id": pack_id}))["data"]["pack"]
+    rest = (await api.get(f"/api/v2/packs/{pack_id}")).json()["data"]
+    assert pack["status"] == "in_review" and pack["packHash"] == rest["pack_hash"]
+    assert pack["calculationRun"]["id"] == rest["calculation_run_id"]
+    assert pack["qualityAssessment"]["id"] == rest["data_quality_assessment_id"]
+    assert pack["summaryPdfUrl"] == rest["summary_pdf_url"]
+    assert [a["artifactType"] for a in pack["artifacts"]] == [t.value for t in ArtifactType]
+    assert all(a["signedDownloadUrl"] and a["contentSha256"] for a in pack["artifacts"])
+    resp = await fetch(api, pack["artifacts"][0]["signedDownloadUrl"])
+    assert resp.status_code == 200 and resp.content.startswith(b"%PDF")
+    assert pack["approvals"] == [
+        {"actionType": "requested", "statusBefore": "generated", "statusAfter": "in_review", "comment": "go",
+         "apiKeyId": pack["approvals"][0]["apiKeyId"], "createdAt": pack["approvals"][0]["createdAt"]}
+    ]  # fmt: skip
+    body = await api.gql(
+        "query($id: UUID!) { workspace(id: $id) { status latestPack { id versionNumber } packs { id } } }",
+        {"id": ws["id"]},
+    )
+    workspace = body["data"]["workspace"]
+    assert workspace["latestPack"]["id"] == pack_id and workspace["packs"] == [{"id": pack_id}]
+
+
+async def test_graphql_generation_errors_match_rest(api: Api) -> None:
+    ws = await create_workspace(api)
+    body = await api.gql("mutation($id: UUID!) { generatePack(workspaceId: $id) { pack { id } } }", {"id": ws["id"]})
+    assert gql_code(body) == "CONFLICT"
+    body = await api.gql("query($id: UUID!) { pack(id: $id) { id } }", {"id": str(uuid.uuid4())})
+    assert gql_code(body) == "NOT_FOUND"
