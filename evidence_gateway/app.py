@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
-from evidence_gateway import rest_compat
+from evidence_gateway import graphiql, rest_compat
 from evidence_gateway.db import Database
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
@@ -42,6 +42,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            *graphiql.routes,
             Mount("/api", routes=rest_compat.routes),
         ],
         exception_handlers=handlers,

@@ -107,6 +107,19 @@ def cmd_export_schema(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_graphiql_assets(args: argparse.Namespace) -> int:
+    from evidence_gateway import graphiql
+
+    directory = graphiql.assets_dir(get_settings(), args.dir)
+    try:
+        stored = graphiql.fetch_assets(directory, log=lambda line: print(line, file=sys.stderr))
+    except graphiql.AssetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"stored {len(stored)} verified GraphiQL files in {directory.resolve()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evidence-gateway", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -146,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)
+
+    assets = sub.add_parser("graphiql-assets", help="fetch GraphiQL's pinned scripts (npm pack) for offline use")
+    assets.add_argument("--dir", default=None, help="default: EVIDENCE_GRAPHIQL_ASSETS_DIR or ./.graphiql-assets")
+    assets.set_defaults(func=cmd_graphiql_assets)
     return parser
 
 

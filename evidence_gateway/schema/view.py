@@ -11,6 +11,7 @@ from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
 
+from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import DomainError, Unauthenticated
 from evidence_gateway.http_body import read_body
@@ -68,6 +69,10 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         if result.extensions:
             data["extensions"] = result.extensions
         return data
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        # Our own copies of GraphiQL's scripts when fetched (evidence-gateway graphiql-assets), else the CDN.
+        return graphiql.ide_response(request, self.graphql_ide_html)
 
     def encode_json(self, data: object) -> str:
         return dumps(data).decode()
