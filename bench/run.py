@@ -71,7 +71,7 @@ class Mode:
 
 QUICK = Mode("quick", rounds=2, duration=2, workers=[1], heavy_on={"sqlite"}, scale_on={"sqlite"}, budget_s=200)
 FULL = Mode(
-    "full", rounds=3, duration=3.0, workers=[1, 2], heavy_on={"sqlite", "postgresql"},
+    "full", rounds=3, duration=2, workers=[1, 2], heavy_on={"sqlite", "postgresql"},
     scale_on={"sqlite", "postgresql"}, budget_s=14 * 60, scale_requests_s=3.0,
 )  # fmt: skip
 
@@ -369,6 +369,10 @@ async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> float:
                         }
                     )
                 await conn.execute(insert(ws), rows)
+        if url.startswith("sqlite"):
+            # Fold the bulk rows into the main file so the 100k probe does not measure a huge WAL.
+            async with engine.connect() as conn:
+                await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         await engine.dispose()
     return time.perf_counter() - t0
@@ -576,14 +580,26 @@ def timed_post(port: int, path: str, body: Any, key: str, server: Server, timeou
     }
 
 
-def heavy(product: Server, key: str, routes: set[str]) -> dict[str, Any]:
+def heavy(product: Server, key: str, routes: set[str], spy: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+
+    def profiled(name: str, path: str, body: Any) -> dict[str, Any]:
+        raw = RESULTS / f"profile-{stamp}-{name}.txt"
+        proc = spy_during(product, raw, "raw", 60) if spy else None
+        res = timed_post(product.port, path, body, key, product)
+        if proc:
+            proc.send_signal(signal.SIGINT)  # py-spy writes what it has on SIGINT
+            proc.wait(timeout=60)
+            res["profile"] = top_frames(raw)
+        return res
+
     port = product.port
     status, _, parsed = request("POST", port, "/api/v2/workspaces", body={"name": "heavy"}, key=key)
     wid = parsed["data"]["id"]
     rows = shipments(IMPORT_ROWS)
     body = json.dumps({"source_row_count": IMPORT_ROWS, "source_filename": "bench.csv", "shipments": rows}).encode()
-    res = timed_post(port, f"/api/v2/workspaces/{wid}/imports", body, key, product)
+    res = profiled("import", f"/api/v2/workspaces/{wid}/imports", body)
     res["rows"] = IMPORT_ROWS
     res["body_mb"] = round(len(body) / 1e6, 1)
     res["rows_per_s"] = round(IMPORT_ROWS / res["seconds"]) if res["status"] == 201 else None
@@ -593,14 +609,14 @@ def heavy(product: Server, key: str, routes: set[str]) -> dict[str, Any]:
     if res["status"] != 201:
         return out
     if "/api/v2/workspaces/{id}/calculate" in routes:
-        calc = timed_post(port, f"/api/v2/workspaces/{wid}/calculate", {}, key, product)
+        calc = profiled("calculate", f"/api/v2/workspaces/{wid}/calculate", {})
         calc.pop("data")
         out["calculation"] = calc
         log(f"  calculation: HTTP {calc['status']} in {calc['seconds']} s, peak RSS {calc['peak_rss_mb']} MB")
     else:
         out["calculation"] = {"skipped": "POST /api/v2/workspaces/{id}/calculate does not exist yet"}
     if "/api/v2/workspaces/{id}/packs" in routes:
-        pack = timed_post(port, f"/api/v2/workspaces/{wid}/packs", {}, key, product)
+        pack = profiled("pack", f"/api/v2/workspaces/{wid}/packs", {})
         data = pack.pop("data") or {}
         pack["artifacts"] = len(data.get("artifacts") or []) if isinstance(data, dict) else None
         out["pack"] = pack
@@ -611,9 +627,8 @@ def heavy(product: Server, key: str, routes: set[str]) -> dict[str, Any]:
 
 
 def profile(product: Server, scs: list[Scenario], duration: float) -> dict[str, Any]:
-    """py-spy the product under load: flame graphs + the top inclusive frames per scenario."""
-    spy = shutil.which("py-spy")
-    if not spy:
+    """py-spy the product under load: a flame graph and the top frames per scenario."""
+    if not shutil.which("py-spy"):
         return {"skipped": "py-spy not installed (pip install py-spy)"}
     out = {}
     stamp = time.strftime("%Y%m%dT%H%M%S")
@@ -621,21 +636,22 @@ def profile(product: Server, scs: list[Scenario], duration: float) -> dict[str, 
         raw = RESULTS / f"profile-{stamp}-{sc.name}.txt"
         svg = RESULTS / f"profile-{stamp}-{sc.name}.svg"
         for fmt, path in (("raw", raw), ("flamegraph", svg)):
-            cmd = [spy, "record", "--pid", str(product.worker_pids()[0]), "--rate", "200", "--duration",
-                   str(int(duration)), "--format", fmt, "--output", str(path), "--nonblocking"]  # fmt: skip
-            spy_proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(0.3)
+            proc = spy_during(product, path, fmt, duration)
             load(product.port, sc, duration)
-            spy_proc.wait(timeout=60)
-        out[sc.name] = {"flamegraph": str(svg.relative_to(ROOT)), "top": top_frames(raw)}
+            if proc:
+                proc.wait(timeout=60)
+        out[sc.name] = {"flamegraph": str(svg.relative_to(ROOT)), **top_frames(raw)}
     return out
 
 
-def top_frames(path: Path, limit: int = 25) -> list[tuple[str, float]]:
-    """Inclusive share of samples per frame (file:function), from py-spy's collapsed output."""
+def top_frames(path: Path, limit: int = 25) -> dict[str, Any]:
+    """From py-spy's collapsed output: inclusive and self shares per frame, self share per package/thread."""
     if not path.exists():
-        return []
-    totals: dict[str, int] = {}
+        return {}
+    inclusive: dict[str, int] = {}
+    self_fn: dict[str, int] = {}
+    packages: dict[str, int] = {}
+    threads: dict[str, int] = {}
     samples = 0
     for line in path.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -643,15 +659,44 @@ def top_frames(path: Path, limit: int = 25) -> list[tuple[str, float]]:
             continue
         n = int(count)
         samples += n
-        seen = set()
+        names = []
+        files = []
         for frame in stack.split(";"):
             m = re.match(r"(.+?) \((.+?)(?::\d+)?\)$", frame)
-            name = f"{Path(m.group(2)).name}:{m.group(1)}" if m else frame
-            if name not in seen:
-                seen.add(name)
-                totals[name] = totals.get(name, 0) + n
-    ranked = sorted(totals.items(), key=lambda kv: -kv[1])[:limit]
-    return [(k, round(100 * v / samples, 1)) for k, v in ranked] if samples else []
+            names.append(f"{m.group(2)}:{m.group(1)}" if m else frame)
+            files.append(m.group(2) if m else "")
+        for name in set(names):
+            inclusive[name] = inclusive.get(name, 0) + n
+        if names:
+            self_fn[names[-1]] = self_fn.get(names[-1], 0) + n
+            pkg = files[-1].split("/")[0].removesuffix(".py") or "other"
+            packages[pkg] = packages.get(pkg, 0) + n
+            thread = "db worker thread" if "Thread._bootstrap" in stack.split(";")[0] else "event loop thread"
+            threads[thread] = threads.get(thread, 0) + n
+    if not samples:
+        return {}
+
+    def pct(d: dict[str, int], k: int) -> list[tuple[str, float]]:
+        return [(name, round(100 * v / samples, 1)) for name, v in sorted(d.items(), key=lambda kv: -kv[1])[:k]]
+
+    return {
+        "samples": samples,
+        "threads_pct": pct(threads, 5),
+        "self_pct_by_package": pct(packages, 12),
+        "self_pct_top": pct(self_fn, limit),
+        "inclusive_pct": pct(inclusive, limit),
+    }
+
+
+def spy_during(server: Server, path: Path, fmt: str, seconds: float) -> subprocess.Popen[bytes] | None:
+    spy = shutil.which("py-spy")
+    if not spy:
+        return None
+    cmd = [spy, "record", "--pid", str(server.worker_pids()[0]), "--rate", "200", "--duration", str(int(seconds)),
+           "--format", fmt, "--output", str(path), "--nonblocking"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return proc
 
 
 def run_phase(
@@ -664,6 +709,7 @@ def run_phase(
         "heavy": cli("keys", "create", "--org", "bench-heavy", "--database-url", url).strip().splitlines()[-1],
     }
     cores = "0" if workers == 1 else "0,1"
+    routes = rest_routes()  # read with the code the server is about to load
     product = start_product(url, workers, cores, logdir)
     floor = start_floor(url, workers, cores, logdir)
     try:
@@ -713,7 +759,7 @@ def run_phase(
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
         if workers == 1 and backend in mode.heavy_on and time.monotonic() < deadline:
-            phase["heavy"] = heavy(product, keys["heavy"], rest_routes())
+            phase["heavy"] = heavy(product, keys["heavy"], routes, spy=args.profile)
         if workers == 1 and backend in mode.scale_on and time.monotonic() < deadline:
             log(f"  scale: {SEED_WORKSPACES} vs {SCALE_WORKSPACES} workspaces (bulk SQL insert of the difference)")
             phase["scale"] = scale_test(url, keys, detail_id, mode, product, floor)
