@@ -296,3 +296,39 @@ async def test_graphql_create_read_list_and_workspace_relation(api: Api, api_b: 
     bad_meta = await api.gql(GQL_CREATE, {"i": {**minimal, "extractedMetadataJson": [1]}})
     assert gql_code(bad_meta) == "BAD_USER_INPUT"
     assert await stored_count(api) == 1
+
+
+# -- packs: a pack implies its workspace -------------------------------------------------------------
+
+
+async def pack_of(api: Api) -> dict[str, Any]:
+    """A real pack of the caller: workspace -> import -> calculation -> generation."""
+    ws = await create_workspace(api, reporting_period_start="2026-01-01", reporting_period_end="2026-03-31")
+    rows = [{"mode": "road", "distance_km": 100, "mass_tonnes": 10}]
+    assert (
+        await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1, "shipments": rows})
+    ).status_code == 201
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/calculate")).status_code == 200
+    resp = await api.post(f"/api/v2/workspaces/{ws['id']}/packs")
+    assert resp.status_code == 201, resp.text
+    return dict(resp.json()["data"])
+
+
+async def test_report_pack_implies_its_workspace(api: Api, api_b: Api) -> None:
+    pack = await pack_of(api)
+    data = await create(api, report_pack_id=pack["id"])
+    assert data["report_pack_id"] == pack["id"]
+    assert data["workspace_id"] == pack["workspace_id"]  # implied
+    assert data["attachment_scope"] == "workspace"
+    same = await create(api, report_pack_id=pack["id"], workspace_id=pack["workspace_id"], attachment_scope="workspace")
+    assert same["workspace_id"] == pack["workspace_id"]
+
+    other_ws = await create_workspace(api, name="elsewhere")
+    resp = await api.post("/api/v2/evidence-items", item(report_pack_id=pack["id"], workspace_id=other_ws["id"]))
+    assert resp.status_code == 422 and "workspace_id" in resp.json()["details"]["fields"]
+    foreign = await api_b.post("/api/v2/evidence-items", item(report_pack_id=pack["id"]))
+    assert foreign.status_code == 422 and "report_pack_id" in foreign.json()["details"]["fields"]
+    assert await stored_count(api) == 2
+
+    listed = (await api.get("/api/v2/evidence-items", params={"workspace_id": pack["workspace_id"]})).json()
+    assert listed["pagination"]["total"] == 2

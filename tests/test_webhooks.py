@@ -486,3 +486,30 @@ def test_cli_shows_and_rotates_the_signing_secret(tmp_path: Path) -> None:
     assert asyncio.run(stored()) == new
     unknown = _cli("webhooks", "secret", "--org", "nobody", "--database-url", url)
     assert unknown.returncode == 1 and "nobody" in unknown.stderr and unknown.stdout == ""
+
+
+async def test_pack_reference_is_carried_with_its_workspace(api: Api, api_b: Api, receiver: Receiver) -> None:
+    ws = await create_workspace(api, reporting_period_start="2026-01-01", reporting_period_end="2026-03-31")
+    rows = [{"mode": "road", "distance_km": 100, "mass_tonnes": 10}]
+    imported = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1, "shipments": rows})
+    assert imported.status_code == 201
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/calculate")).status_code == 200
+    pack = (await api.post(f"/api/v2/workspaces/{ws['id']}/packs")).json()["data"]
+
+    resp = await api.post("/api/v2/webhooks/test", {"target_url": receiver.url("/ok"), "report_pack_id": pack["id"]})
+    assert resp.status_code == 200, resp.text
+    data = resp.json()["data"]["payload"]["data"]
+    assert data["report_pack_id"] == pack["id"] and data["workspace_id"] == ws["id"]
+    assert json.loads(receiver.requests[0].body)["data"] == data
+
+    other = await create_workspace(api, name="other")
+    mismatch = await api.post(
+        "/api/v2/webhooks/test",
+        {"target_url": receiver.url("/ok"), "report_pack_id": pack["id"], "workspace_id": other["id"]},
+    )
+    assert mismatch.status_code == 422 and "workspace_id" in mismatch.json()["details"]["fields"]
+    foreign = await api_b.post(
+        "/api/v2/webhooks/test", {"target_url": receiver.url("/ok"), "report_pack_id": pack["id"]}
+    )
+    assert foreign.status_code == 422 and "report_pack_id" in foreign.json()["details"]["fields"]
+    assert len(receiver.requests) == 1
