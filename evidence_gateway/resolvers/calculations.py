@@ -27,8 +27,6 @@ from evidence_gateway.models import (
     LegacyReport,
     MethodologyProfile,
     RunStatus,
-    Shipment,
-    ShipmentEmission,
     Workspace,
     WorkspaceStatus,
 )
@@ -42,17 +40,6 @@ log = logging.getLogger(__name__)
 
 INSERT_CHUNK = 5_000
 NO_LEGACY = "no compatible legacy report available"
-_SHIPMENT_COLUMNS = (
-    Shipment.id,
-    Shipment.row_index,
-    Shipment.mode,
-    Shipment.distance_km,
-    Shipment.mass_tonnes,
-    Shipment.fuel_type,
-    Shipment.fuel_amount,
-    Shipment.carrier_intensity_g_per_tkm,
-    Shipment.distance_source,
-)
 _IMPORT_META = ("source_row_count", "source_filename", "source_file_type", "mapping_profile_name", "source_system")
 
 
@@ -145,15 +132,7 @@ async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcom
     run, profile, chosen = prepared.run, prepared.profile, prepared.legacy
     async with ctx.db.read() as session:
         factor_set = await methodology.load_factor_set(session, profile)
-        rows = [
-            ShipmentInput(*r)
-            for r in await session.execute(
-                select(*_SHIPMENT_COLUMNS)
-                .join(ImportBatch, ImportBatch.id == Shipment.import_batch_id)
-                .where(Shipment.workspace_id == run.workspace_id, Shipment.org_id == ctx.org_id)
-                .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc(), Shipment.row_index)
-            )
-        ]
+        rows = await _read_rows(session, ctx, run.workspace_id)
     imports = prepared.imports
     inputs: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
@@ -237,30 +216,65 @@ def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
     }
 
 
+# Rows go through the driver directly: SQLAlchemy's per-value bind processing cost ~1.6 s per
+# 50,000 rows on SQLite; sqlite3 executemany / asyncpg COPY take a tenth of that. Same
+# connection, so the same transaction as the rest of the run.
+_ROW_SQL = (
+    "SELECT s.id, s.row_index, s.mode, s.distance_km, s.mass_tonnes, s.fuel_type, s.fuel_amount, "
+    "s.carrier_intensity_g_per_tkm, s.distance_source FROM shipment s "
+    "JOIN import_batch b ON b.id = s.import_batch_id "
+    "WHERE s.workspace_id = {p1} AND s.org_id = {p2} ORDER BY b.created_at, b.id, s.row_index"
+)
+_EMISSION_COLUMNS = (
+    "id", "calculation_run_id", "shipment_id", "org_id", "row_index", "included", "data_tier", "tonne_km",
+    "co2e_kg", "intensity_g_per_tkm", "flags",
+)  # fmt: skip
+
+
+async def _driver(session: AsyncSession) -> Any:
+    conn = await session.connection()
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection
+
+
+async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ShipmentInput]:
+    """Shipment rows in import order (ids stay in the driver's form: hex text on SQLite)."""
+    driver = await _driver(session)
+    if ctx.db.is_sqlite:
+        cursor = await driver.execute(_ROW_SQL.format(p1="?", p2="?"), (workspace_id.hex, ctx.org_id.hex))
+        fetched = await cursor.fetchall()
+        await cursor.close()
+    else:
+        fetched = await driver.fetch(_ROW_SQL.format(p1="$1", p2="$2"), workspace_id, ctx.org_id)
+    return [ShipmentInput(*r) for r in fetched]
+
+
 async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, rows: list[Any]) -> None:
-    """Core executemany in chunks: no ORM object per row."""
-    table = ShipmentEmission.__table__  # type: ignore[attr-defined]
+    """One stored result per shipment row, in chunks; no ORM object per row."""
+    driver = await _driver(session)
+    if ctx.db.is_sqlite:
+        sql = (
+            f"INSERT INTO shipment_emission ({', '.join(_EMISSION_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(_EMISSION_COLUMNS))})"
+        )
+        run_hex, org_hex = run_id.hex, ctx.org_id.hex
+        for start in range(0, len(rows), INSERT_CHUNK):
+            await driver.executemany(
+                sql,
+                [
+                    (uuid.uuid4().hex, run_hex, r[0], org_hex, r[1], 1 if r[2] else 0, *r[3:])
+                    for r in rows[start : start + INSERT_CHUNK]
+                ],
+            )
+        return
     org_id = ctx.org_id
     for start in range(0, len(rows), INSERT_CHUNK):
-        chunk = rows[start : start + INSERT_CHUNK]
-        await session.execute(
-            table.insert(),
-            [
-                {
-                    "id": uuid.uuid4(),
-                    "calculation_run_id": run_id,
-                    "shipment_id": r[0],
-                    "org_id": org_id,
-                    "row_index": r[1],
-                    "included": r[2],
-                    "data_tier": r[3],
-                    "tonne_km": r[4],
-                    "co2e_kg": r[5],
-                    "intensity_g_per_tkm": r[6],
-                    "flags": r[7],
-                }
-                for r in chunk
+        await driver.copy_records_to_table(
+            "shipment_emission",
+            records=[
+                (uuid.uuid4(), run_id, r[0], org_id, r[1], r[2], *r[3:]) for r in rows[start : start + INSERT_CHUNK]
             ],
+            columns=_EMISSION_COLUMNS,
         )
 
 
