@@ -190,6 +190,10 @@ async def test_missing_required_fields_are_all_listed(api: Api) -> None:
     resp = await api.post("/api/v2/evidence-items", {})
     assert resp.status_code == 422
     assert set(resp.json()["details"]["fields"]) >= {"evidence_type", "title", "file_name", "file_url"}
+    # Rules between fields are listed together with the per-field errors.
+    crossed = {"valid_from": "2025-02-01", "valid_to": "2025-01-01", "attachment_scope": "shipment", "title": 1}
+    resp = await api.post("/api/v2/evidence-items", crossed)
+    assert set(resp.json()["details"]["fields"]) >= {"evidence_type", "title", "valid_to", "attachment_scope"}
     assert (await api.post("/api/v2/evidence-items", [item()])).status_code == 400
     raw = await api.http.post("/api/v2/evidence-items", content=b"{", headers={"Authorization": f"Bearer {api.key}"})
     assert raw.status_code == 400

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
+from datetime import date
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -109,21 +111,34 @@ class EvidenceCreate(StrictInput):
     notes: Notes | None = None
 
 
-def _scope_errors(p: EvidenceCreate) -> dict[str, str]:
-    """An explicit scope must equal the one the references give (shipment > workspace > organization)."""
-    if p.attachment_scope is None:
-        return {}
-    if p.attachment_scope == AttachmentScope.shipment.value and p.shipment_id is None:
-        return {"attachment_scope": "scope shipment requires shipment_id"}
-    has_workspace = p.workspace_id or p.report_pack_id or p.shipment_id
-    if p.attachment_scope == AttachmentScope.workspace.value:
-        if not has_workspace:
-            return {"attachment_scope": "scope workspace requires workspace_id (or a report_pack_id that implies it)"}
-        if p.shipment_id is not None:
-            return {"attachment_scope": "an item with shipment_id has scope shipment"}
-    if p.attachment_scope == AttachmentScope.organization.value and has_workspace:
-        return {"attachment_scope": "scope organization takes no workspace_id, report_pack_id or shipment_id"}
-    return {}
+def _cross_field_errors(data: Mapping[str, Any]) -> dict[str, str]:
+    """Rules between fields, checked on the raw body so they are listed with per-field errors."""
+    fields: dict[str, str] = {}
+    start, end = _as_date(data.get("valid_from")), _as_date(data.get("valid_to"))
+    if start and end and end < start:
+        fields["valid_to"] = "must not be before valid_from"
+    # An explicit scope must equal the one the references give (shipment > workspace > organization).
+    scope = data.get("attachment_scope")
+    has_shipment = data.get("shipment_id") is not None
+    has_workspace = has_shipment or data.get("workspace_id") is not None or data.get("report_pack_id") is not None
+    if scope == AttachmentScope.shipment.value and not has_shipment:
+        fields["attachment_scope"] = "scope shipment requires shipment_id"
+    elif scope == AttachmentScope.workspace.value and not has_workspace:
+        fields["attachment_scope"] = "scope workspace requires workspace_id (or a report_pack_id that implies it)"
+    elif scope == AttachmentScope.workspace.value and has_shipment:
+        fields["attachment_scope"] = "an item with shipment_id has scope shipment"
+    elif scope == AttachmentScope.organization.value and has_workspace:
+        fields["attachment_scope"] = "scope organization takes no workspace_id, report_pack_id or shipment_id"
+    return fields
+
+
+def _as_date(value: Any) -> date | None:
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) and len(value) == 10 else None
+    except ValueError:
+        return None
 
 
 def _derived_scope(p: EvidenceCreate) -> str:
@@ -172,10 +187,11 @@ async def resolve_workspace_refs(
 
 async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
     """Validates every field and reference, then stores the item (nothing on any error)."""
-    p = parse(EvidenceCreate, data)
-    fields = _scope_errors(p)
-    if p.valid_from and p.valid_to and p.valid_to < p.valid_from:
-        fields["valid_to"] = "must not be before valid_from"
+    try:
+        p = parse(EvidenceCreate, data)
+    except InvalidInput as exc:
+        raise InvalidInput("invalid input", fields={**_cross_field_errors(data), **exc.fields}) from None
+    fields = _cross_field_errors(data)
     if fields:
         raise InvalidInput("invalid input", fields=fields)
     async with ctx.db.write() as session:
