@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,6 +38,7 @@ TIER_ROWS: list[dict[str, Any]] = [
     },
     {"external_id": "X", "mode": "air", "mass_tonnes": 1},  # no distance: excluded
 ]
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
 EXPECTED_TOTAL = 125.22 + 200.0 + 492.25 + 90 * 3.18183
 
 
@@ -328,3 +331,18 @@ async def test_graphql_errors_match_rest(api: Api, api_b: Api) -> None:
     assert gql_code(other) == "NOT_FOUND"
     bad = await api.gql(CALCULATE, {"id": ws["id"], "input": {"assumptionsSnapshot": [1]}})
     assert gql_code(bad) == "BAD_USER_INPUT"
+
+
+async def test_worked_example_matches_the_hand_check_in_the_docs(api: Api) -> None:
+    """docs/methodology.md checks these totals by hand; a factor or engine change must update both."""
+    body = json.loads(EXAMPLE.read_text())  # noqa: ASYNC240 - a small fixture file
+    ws = await create_workspace(api)
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", body)).status_code == 201
+    data = (await calculate(api, ws["id"])).json()["data"]
+    run, qa = data["calculation_run"], data["quality_assessment"]
+    assert run["total_co2e_kg"] == pytest.approx(453702.5165, abs=0.001)
+    assert run["total_tonne_km"] == 12757811.0 and run["shipment_count"] == 293
+    assert qa["coverage_score"] == 97.67
+    assert (qa["missing_required_fields_count"], qa["flagged_shipments_count"]) == (3, 1)
+    percents = [qa[f"{t}_data_percent"] for t in ("primary", "secondary", "default", "modelled")]
+    assert percents == [9.9, 11.6, 72.7, 5.8]

@@ -40,7 +40,14 @@ log = logging.getLogger(__name__)
 
 INSERT_CHUNK = 5_000
 NO_LEGACY = "no compatible legacy report available"
-_IMPORT_META = ("source_row_count", "source_filename", "source_file_type", "mapping_profile_name", "source_system")
+_IMPORT_META = (
+    "source_row_count",
+    "source_filename",
+    "source_file_type",
+    "mapping_profile_name",
+    "source_system",
+    "shipment_count",
+)
 
 
 class CalculateInput(StrictInput):
@@ -61,7 +68,6 @@ class _Prepared:
     run: CalculationRun
     profile: MethodologyProfile
     legacy: LegacyReport | None
-    imports: list[ImportBatch]
 
 
 async def calculate_workspace(ctx: Ctx, workspace_id: Any, data: Any) -> CalculationOutcome:
@@ -81,15 +87,7 @@ async def calculate_workspace(ctx: Ctx, workspace_id: Any, data: Any) -> Calcula
 async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> _Prepared:
     async with ctx.db.write() as session:
         workspace = await load_writable_workspace(session, ctx, workspace_id)
-        imports = list(
-            (
-                await session.execute(
-                    select(ImportBatch)
-                    .where(ImportBatch.workspace_id == workspace.id, ImportBatch.org_id == ctx.org_id)
-                    .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
-                )
-            ).scalars()
-        )
+        imports = await _imports(session, ctx, workspace.id)
         chosen = await _legacy_for(session, ctx, workspace, payload.legacy_report_id, has_imports=bool(imports))
         profile = await methodology.resolve_profile(session, workspace.default_methodology_profile_id)
         run = CalculationRun(
@@ -105,7 +103,16 @@ async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> _P
             created_at=utcnow(),
         )
         session.add(run)
-    return _Prepared(run=run, profile=profile, legacy=chosen, imports=imports)
+    return _Prepared(run=run, profile=profile, legacy=chosen)
+
+
+async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
+    rows = await session.execute(
+        select(ImportBatch)
+        .where(ImportBatch.workspace_id == workspace_id, ImportBatch.org_id == ctx.org_id)
+        .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
+    )
+    return list(rows.scalars())
 
 
 async def _legacy_for(
@@ -132,8 +139,9 @@ async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcom
     run, profile, chosen = prepared.run, prepared.profile, prepared.legacy
     async with ctx.db.read() as session:
         factor_set = await methodology.load_factor_set(session, profile)
+        # Read again beside the rows: an import registered meanwhile is counted consistently.
+        imports = await _imports(session, ctx, run.workspace_id)
         rows = await _read_rows(session, ctx, run.workspace_id)
-    imports = prepared.imports
     inputs: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
         "methodology_profile_id": str(profile.id),
