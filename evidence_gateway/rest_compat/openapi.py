@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.models import WorkspaceStatus
 from evidence_gateway.rest_compat.http import dumps
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
@@ -26,6 +27,7 @@ from evidence_gateway.rest_compat.openapi_schemas import (
     Schema,
     VerificationStatus,
     array,
+    boolean,
     component_schemas,
     data_envelope,
     date_,
@@ -33,9 +35,11 @@ from evidence_gateway.rest_compat.openapi_schemas import (
     free_object,
     integer,
     meta_envelope,
+    nullable,
     obj,
     page_envelope,
     ref,
+    request_obj,
     string,
     uuid_,
 )
@@ -122,7 +126,7 @@ def operation(
 
 
 def _workspace_create() -> Schema:
-    return obj(
+    return request_obj(
         {
             "name": NAME,
             "external_reference": SHORT_TEXT,
@@ -135,7 +139,7 @@ def _workspace_create() -> Schema:
 
 
 def _import_create() -> Schema:
-    return obj(
+    return request_obj(
         {
             "source_row_count": integer(minimum=0, maximum=2**31 - 1),
             "source_filename": SHORT_TEXT,
@@ -149,7 +153,7 @@ def _import_create() -> Schema:
 
 
 def _calculate() -> Schema:
-    return obj(
+    return request_obj(
         {
             "legacy_report_id": uuid_(),
             "export_template_id": uuid_(),
@@ -163,35 +167,60 @@ def _calculate_result() -> Schema:
     return obj(
         {
             "workspace_id": uuid_(),
-            "status": string(description="Workspace status after the run."),
+            "status": enum(WorkspaceStatus, description="Workspace status after the run."),
             "calculation_run": ref("CalculationRun"),
             "quality_assessment": ref("DataQualityAssessment"),
         }
     )
 
 
+def _pack_meta() -> Schema:
+    """What the new version was built from; the contract leaves meta free-form."""
+    return {
+        **free_object("How this version was built (keys below; more may be added)."),
+        "properties": {
+            "calculation_run_id": nullable(uuid_()),
+            "data_quality_assessment_id": nullable(uuid_()),
+            "rerun_hash": nullable(string()),
+            "legacy_report_id": nullable(uuid_()),
+            "version_number": integer(minimum=1),
+            "pack_hash": nullable(string()),
+            "artifact_count": integer(minimum=0),
+            "shipment_rows": integer(minimum=0),
+            "evidence_item_count": integer(minimum=0),
+            "supersedes_pack_id": nullable(uuid_()),
+            "superseded_pack_ids": array(uuid_()),
+            "superseded": boolean(),
+        },
+    }
+
+
 def _approval() -> Schema:
-    return obj({"action_type": enum(ApprovalActionType), "comment": string(maxLength=4000)}, required=["action_type"])
+    return request_obj(
+        {"action_type": enum(ApprovalActionType), "comment": string(maxLength=4000)}, required=["action_type"]
+    )
 
 
 def _evidence_create() -> Schema:
-    return obj(
+    return request_obj(
         {
             "evidence_type": enum(EvidenceType),
-            "title": string(minLength=1, maxLength=300),
-            "file_name": string(minLength=1, maxLength=300),
-            "file_url": string(minLength=1, maxLength=2000),
+            "title": string(minLength=1, maxLength=300, pattern=r"\S", description="Trimmed; 1–300 characters."),
+            "file_name": string(minLength=1, maxLength=300, pattern=r"\S", description="Trimmed; 1–300 characters."),
+            "file_url": string("uri", maxLength=2000, description="Absolute http or https URL."),
             "workspace_id": uuid_(),
             "report_pack_id": uuid_(),
             "shipment_id": uuid_(),
-            "file_sha256": string(maxLength=64),
-            "mime_type": LABEL,
+            "file_sha256": string(pattern="^[0-9a-fA-F]{64}$"),
+            "mime_type": string(maxLength=200, description="A media type such as application/pdf."),
             "issue_date": date_(),
             "valid_from": date_(),
             "valid_to": date_(),
             "source_system": LABEL,
-            "verification_status": enum(VerificationStatus),
-            "attachment_scope": enum(AttachmentScope),
+            "verification_status": enum(VerificationStatus, default=VerificationStatus.unverified.value),
+            "attachment_scope": enum(
+                AttachmentScope, description="Derived from the references when absent; must agree with them."
+            ),
             "extracted_metadata_json": free_object(),
             "notes": string(maxLength=4000),
         },
@@ -200,10 +229,10 @@ def _evidence_create() -> Schema:
 
 
 def _webhook_test() -> Schema:
-    return obj(
+    return request_obj(
         {
             "target_url": string("uri", description="http or https."),
-            "event_type": string(maxLength=200, description="Defaults to pack.published."),
+            "event_type": string(minLength=1, maxLength=200, pattern=r"\S", description="Default pack.published."),
             "workspace_id": uuid_(),
             "report_pack_id": uuid_(),
         },
@@ -228,6 +257,49 @@ def _legacy_headers() -> dict[str, Any]:
         },
         "Sunset": {"description": "RFC 8594 date, when configured.", "required": False, "schema": string()},
     }
+
+
+# The artifacts' own content types (evidence_gateway/artifacts/).
+ARTIFACT_MEDIA_TYPES = (
+    "application/pdf",
+    "text/csv",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/json",
+    "text/markdown",
+)
+
+
+def _download() -> dict[str, Any]:
+    op = operation(
+        "downloadArtifact",
+        "Artifact content: with a valid signed link (no key) or with the Bearer key",
+        (200, {}, "The file, with its own content type."),
+        (403, 404),
+        tag="packs",
+        params=[
+            path_id("Artifact"),
+            {"name": "expires", "in": "query", "schema": integer(minimum=0), "description": "Unix time."},
+            {"name": "signature", "in": "query", "schema": string(), "description": "HMAC-SHA256, hex."},
+            {"name": "If-None-Match", "in": "header", "schema": string(), "description": "ETag from an earlier GET."},
+        ],
+        extension=True,
+        security=[*BEARER, {}],
+    )
+    ok = op["responses"]["200"]
+    ok["content"] = {media: {"schema": {"type": "string"}} for media in ARTIFACT_MEDIA_TYPES}
+    ok["headers"] = {
+        "ETag": {"required": True, "schema": string(description="Quoted SHA-256 of the content.")},
+        "Content-Disposition": {"required": True, "schema": string()},
+    }
+    op["responses"]["304"] = {
+        "description": "Not modified: If-None-Match matched the ETag.",
+        "headers": {"ETag": {"required": True, "schema": string()}},
+    }
+    op["description"] = (
+        "With `expires` and `signature` (from signed_download_url) no key is needed; an expired or "
+        "tampered link is 403. Without them the Bearer key is required (401)."
+    )
+    return op
 
 
 def paths() -> dict[str, Any]:
@@ -298,11 +370,11 @@ def paths() -> dict[str, Any]:
             "post": operation(
                 "generatePack",
                 "Generate or refresh the evidence pack from the current workspace state",
-                (201, meta_envelope(ref("ReportPack")), "The new pack version."),
+                (201, meta_envelope(ref("ReportPack"), _pack_meta()), "The new pack version."),
                 (*BODY_ERRORS, 404, 409),
                 tag="packs",
                 params=[ws],
-                request=body(obj({"legacy_report_id": uuid_()}, required=[]), required=False),
+                request=body(request_obj({"legacy_report_id": uuid_()}, required=[]), required=False),
             )
         },
         "/v2/packs/{id}": {
@@ -336,30 +408,23 @@ def paths() -> dict[str, Any]:
                 request=body(_approval()),
             )
         },
-        "/v2/artifacts/{id}/download": {
-            "get": operation(
-                "downloadArtifact",
-                "Artifact content: with a valid signed link (no key) or with the Bearer key",
-                (200, {"type": "string", "contentMediaType": "application/octet-stream"}, "The file."),
-                (403, 404),
-                tag="packs",
-                params=[
-                    path_id("Artifact"),
-                    {"name": "expires", "in": "query", "schema": integer(), "description": "Unix time."},
-                    {"name": "signature", "in": "query", "schema": string(pattern="^[0-9a-f]{64}$")},
-                ],
-                extension=True,
-                security=[*BEARER, {}],
-            )
-        },
+        "/v2/artifacts/{id}/download": {"get": _download()},
         "/v2/evidence-items": {
             "get": operation(
                 "listEvidenceItems",
                 "List the organisation's evidence items, newest first",
                 (200, page_envelope(ref("EvidenceItem")), "One page of evidence items."),
-                (422,),
+                (404, 422),
                 tag="evidence",
-                params=page_query(),
+                params=[
+                    *page_query(),
+                    {
+                        "name": "workspace_id",
+                        "in": "query",
+                        "schema": uuid_(),
+                        "description": "Only this workspace's items (unknown or another organisation's: 404).",
+                    },
+                ],
                 extension=True,
             ),
             "post": operation(
@@ -390,6 +455,17 @@ def paths() -> dict[str, Any]:
                 (*BODY_ERRORS, 502),
                 tag="webhooks",
                 request=body(_webhook_test()),
+            )
+        },
+        "/v2/webhooks/deliveries": {
+            "get": operation(
+                "listWebhookDeliveries",
+                "Recorded webhook test attempts, newest first",
+                (200, page_envelope(ref("WebhookDelivery")), "One page of deliveries."),
+                (422,),
+                tag="webhooks",
+                params=page_query(),
+                extension=True,
             )
         },
         "/v2/methodology-profiles": {

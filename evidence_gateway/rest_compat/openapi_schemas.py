@@ -108,6 +108,12 @@ def obj(properties: dict[str, Schema], required: list[str] | None = None, **kw: 
     }
 
 
+def request_obj(properties: dict[str, Schema], required: list[str], not_null: frozenset[str] = frozenset()) -> Schema:
+    """A request body: optional fields also accept null, which the resolvers read as absent."""
+    props = {k: v if k in required or k in not_null else nullable(v) for k, v in properties.items()}
+    return obj(props, required=required)
+
+
 # -- envelopes ----------------------------------------------------------------------------------
 
 
@@ -119,8 +125,8 @@ def page_envelope(item: Schema) -> Schema:
     return obj({"data": array(item), "pagination": ref("PaginationMeta")})
 
 
-def meta_envelope(schema: Schema) -> Schema:
-    return obj({"data": schema, "meta": free_object("Generation details (free-form).")})
+def meta_envelope(schema: Schema, meta: Schema) -> Schema:
+    return obj({"data": schema, "meta": meta})
 
 
 # -- input bounds shared with resolvers/validation.py --------------------------------------------
@@ -255,6 +261,7 @@ def _report_pack() -> Schema:
             "created_at": datetime_(),
             "approved_at": nullable(datetime_()),
             "published_at": nullable(datetime_()),
+            "superseded_pack_id": ext(nullable(uuid_()), "The version this one replaced when it was generated."),
         }
     )
 
@@ -288,6 +295,8 @@ def _artifact() -> Schema:
             "created_at": datetime_(),
             "generated_at": nullable(datetime_()),
             "signed_download_url": nullable(string("uri", description="Time-limited link; no key needed.")),
+            "content_sha256": ext(nullable(string(pattern="^[0-9a-f]{64}$")), "SHA-256 of the file (pack_hash input)."),
+            "size_bytes": ext(nullable(integer(minimum=0)), "File size."),
         }
     )
 
@@ -339,7 +348,32 @@ def _webhook_result() -> Schema:
             "http_status": nullable(integer(description="Status returned by the target; null if none answered.")),
             "response_excerpt": string(),
             "payload": free_object("The payload that was sent."),
+            "error": ext(nullable(string()), "Why the delivery failed (connection, timeout, non-2xx)."),
+            "webhook_id": ext(string(), "The `webhook-id` header sent (Standard Webhooks)."),
+            "delivery_id": ext(uuid_(), "The stored delivery record."),
         }
+    )
+
+
+def _webhook_delivery() -> Schema:
+    return ext(
+        obj(
+            {
+                "id": uuid_(),
+                "org_id": uuid_(),
+                "webhook_id": string(),
+                "target_url": string(),
+                "event_type": string(),
+                "delivered": boolean(),
+                "http_status": nullable(integer()),
+                "error": nullable(string()),
+                "response_excerpt": string(),
+                "payload": free_object("The payload that was sent."),
+                "api_key_id": nullable(uuid_()),
+                "created_at": datetime_(),
+            }
+        ),
+        "A recorded webhook test attempt.",
     )
 
 
@@ -363,8 +397,13 @@ def _methodology_profile() -> Schema:
 
 def _legacy_report() -> Schema:
     successor = obj(
-        {"workspace_id": nullable(uuid_()), "report_pack_id": nullable(uuid_())},
-        description="The workspace/pack that took this report over, where one did.",
+        {
+            "workspace_id": nullable(uuid_()),
+            "workspace_url": nullable(string("uri")),
+            "report_pack_id": nullable(uuid_()),
+            "report_pack_url": nullable(string("uri")),
+        },
+        description="The v2 workspace/pack that used this report, where one did (links are null otherwise).",
     )
     return ext(
         obj(
@@ -375,11 +414,11 @@ def _legacy_report() -> Schema:
                 "reporting_period_start": nullable(date_()),
                 "reporting_period_end": nullable(date_()),
                 "status": enum(["draft", "final"]),
-                "total_co2e_kg": nullable(number()),
-                "shipment_count": nullable(integer()),
+                "total_co2e_kg": number(minimum=0),
+                "shipment_count": integer(minimum=0),
                 "created_at": datetime_(),
                 "updated_at": datetime_(),
-                "successor": nullable(successor),
+                "successor": successor,
             }
         ),
         "Legacy v1 report (fields: DESIGN.md §10; the contract does not show them).",
@@ -388,7 +427,7 @@ def _legacy_report() -> Schema:
 
 def _shipment_row() -> Schema:
     return ext(
-        obj(
+        request_obj(
             {
                 "external_id": LABEL,
                 "mode": enum(TransportMode),
@@ -402,6 +441,7 @@ def _shipment_row() -> Schema:
                 "distance_source": enum(DistanceSource, default=DistanceSource.measured.value),
             },
             required=[],
+            not_null=frozenset({"distance_source"}),
         ),
         "A shipment row; absent measures are stored and counted as missing by the calculation.",
     )
@@ -443,6 +483,7 @@ def component_schemas() -> dict[str, Schema]:
         "ApprovalActionResult": _approval_result(),
         "EvidenceItem": _evidence_item(),
         "WebhookTestResult": _webhook_result(),
+        "WebhookDelivery": _webhook_delivery(),
         "MethodologyProfile": _methodology_profile(),
         "LegacyReport": _legacy_report(),
     }
@@ -469,6 +510,7 @@ __all__ = [
     "obj",
     "page_envelope",
     "ref",
+    "request_obj",
     "string",
     "uuid_",
 ]
