@@ -69,10 +69,19 @@ class Mode:
     scale_requests_s: float = 2.0
 
 
-QUICK = Mode("quick", rounds=2, duration=2, workers=[1], heavy_on={"sqlite"}, scale_on={"sqlite"}, budget_s=200)
+QUICK = Mode(
+    "quick",
+    rounds=2,
+    duration=2,
+    workers=[1],
+    heavy_on={"sqlite"},
+    scale_on={"sqlite"},
+    budget_s=200,
+    scale_requests_s=1.0,
+)
 FULL = Mode(
     "full", rounds=3, duration=2, workers=[1, 2], heavy_on={"sqlite", "postgresql"},
-    scale_on={"sqlite", "postgresql"}, budget_s=14 * 60, scale_requests_s=3.0,
+    scale_on={"sqlite", "postgresql"}, budget_s=14 * 60, scale_requests_s=2.0,
 )  # fmt: skip
 
 
@@ -330,7 +339,20 @@ def pg_drop(name: str) -> None:
         log(f"could not drop {name}: {exc}")
 
 
-async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> float:
+async def _checkpoint(url: str) -> None:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from evidence_gateway.db import normalise_url
+
+    engine = create_async_engine(normalise_url(url))
+    try:
+        async with engine.connect() as conn:
+            await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        await engine.dispose()
+
+
+async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> tuple[float, str]:
     """Seeding shortcut for the scale test: rows go straight into the server's database."""
     from sqlalchemy import insert, select
     from sqlalchemy.ext.asyncio import create_async_engine
@@ -375,7 +397,7 @@ async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> float:
                 await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         await engine.dispose()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, str(rows[len(rows) // 2]["id"])
 
 
 # ----------------------------------------------------------------------------- the phases
@@ -511,29 +533,48 @@ def sequential_latency(port: int, sc: Scenario, seconds: float) -> dict[str, Any
 def scale_test(
     url: str, keys: dict[str, str], detail_id: str, mode: Mode, product: Server, floor: Server
 ) -> dict[str, Any]:
-    rk = keys["read"]
+    """Org "bench" (1,000 workspaces, seeded over HTTP) against org "bench-scale" (100,000, bulk SQL).
 
-    def probe(total: int) -> dict[str, Any]:
-        last = max(1, math.ceil(total / 20))
-        probes = [
-            Scenario("list_p1", "GET", "/api/v2/workspaces?page=1&per_page=20", None, rk, "", "rest"),
-            Scenario("detail", "GET", f"/api/v2/workspaces/{detail_id}", None, rk, "", "rest"),
-            Scenario("list_last", "GET", f"/api/v2/workspaces?page={last}&per_page=20", None, rk, "", "rest"),
-        ]
-        res: dict[str, Any] = {}
-        for sc in probes:
-            for name, srv in (("product", product), ("floor", floor)):
-                res.setdefault(name, {})[sc.name] = sequential_latency(srv.port, sc, mode.scale_requests_s)
-        return res
-
-    out: dict[str, Any] = {"at_1k": probe(SEED_WORKSPACES)}
-    secs = asyncio.run(_bulk_insert_workspaces(url, "bench", SCALE_WORKSPACES - SEED_WORKSPACES))
-    out["bulk_insert_s"] = round(secs, 2)
-    out["at_100k"] = probe(SCALE_WORKSPACES)
-    for who in ("product", "floor"):
-        for probe_name in ("list_p1", "detail", "list_last"):
-            a, b = out["at_1k"][who][probe_name], out["at_100k"][who][probe_name]
-            out.setdefault("ratio_p50", {}).setdefault(who, {})[probe_name] = round(b["p50_ms"] / a["p50_ms"], 2)
+    Both orgs live in the same database and are probed alternately (A/B rounds, one
+    connection, so latency without queueing): machine noise hits both sides alike.
+    """
+    secs, scale_detail_id = asyncio.run(_bulk_insert_workspaces(url, "bench-scale", SCALE_WORKSPACES))
+    if url.startswith("sqlite"):
+        asyncio.run(_checkpoint(url))  # probe the main file, not a large WAL
+    out: dict[str, Any] = {"bulk_insert_s": round(secs, 2), "rounds": 3 if mode.name == "full" else 2}
+    sizes = {
+        "1k": (keys["read"], detail_id, SEED_WORKSPACES),
+        "100k": (keys["scale"], scale_detail_id, SCALE_WORKSPACES),
+    }
+    samples: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
+    for r in range(out["rounds"]):
+        for size in ("1k", "100k") if r % 2 == 0 else ("100k", "1k"):
+            key, wid, total = sizes[size]
+            probes = [
+                Scenario("list_p1", "GET", "/api/v2/workspaces?page=1&per_page=20", None, key, "", "rest"),
+                Scenario("detail", "GET", f"/api/v2/workspaces/{wid}", None, key, "", "rest"),
+                Scenario(
+                    "list_last",
+                    "GET",
+                    f"/api/v2/workspaces?page={math.ceil(total / 20)}&per_page=20",
+                    None,
+                    key,
+                    "",
+                    "rest",
+                ),  # fmt: skip
+            ]
+            for sc in probes:
+                for who, srv in (("product", product), ("floor", floor)):
+                    res = sequential_latency(srv.port, sc, mode.scale_requests_s)
+                    samples.setdefault(who, {}).setdefault(sc.name, {}).setdefault(size, []).append(res)
+    for who, per_probe in samples.items():
+        for probe_name, per_size in per_probe.items():
+            for size, runs in per_size.items():
+                p50 = statistics.median(x["p50_ms"] for x in runs)
+                p99 = statistics.median(x["p99_ms"] for x in runs)
+                out.setdefault(f"at_{size}", {}).setdefault(who, {})[probe_name] = {"p50_ms": p50, "p99_ms": p99}
+            a, b = out["at_1k"][who][probe_name]["p50_ms"], out["at_100k"][who][probe_name]["p50_ms"]
+            out.setdefault("ratio_p50", {}).setdefault(who, {})[probe_name] = round(b / a, 2) if a else None
     return out
 
 
@@ -707,6 +748,7 @@ def run_phase(
         "read": cli("keys", "create", "--org", "bench", "--database-url", url).strip().splitlines()[-1],
         "write": cli("keys", "create", "--org", "bench-writes", "--database-url", url).strip().splitlines()[-1],
         "heavy": cli("keys", "create", "--org", "bench-heavy", "--database-url", url).strip().splitlines()[-1],
+        "scale": cli("keys", "create", "--org", "bench-scale", "--database-url", url).strip().splitlines()[-1],
     }
     cores = "0" if workers == 1 else "0,1"
     routes = rest_routes()  # read with the code the server is about to load
@@ -758,13 +800,13 @@ def run_phase(
         if args.profile and workers == 1:
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
-        if workers == 1 and backend in mode.heavy_on and time.monotonic() < deadline:
-            phase["heavy"] = heavy(product, keys["heavy"], routes, spy=args.profile)
         if workers == 1 and backend in mode.scale_on and time.monotonic() < deadline:
-            log(f"  scale: {SEED_WORKSPACES} vs {SCALE_WORKSPACES} workspaces (bulk SQL insert of the difference)")
+            log(f"  scale: org with {SEED_WORKSPACES} vs org with {SCALE_WORKSPACES} workspaces (bulk SQL insert)")
             phase["scale"] = scale_test(url, keys, detail_id, mode, product, floor)
             s = phase["scale"]["ratio_p50"]
             log(f"  scale p50 ratio product {s['product']}  floor {s['floor']}")
+        if workers == 1 and backend in mode.heavy_on and time.monotonic() < deadline:
+            phase["heavy"] = heavy(product, keys["heavy"], routes, spy=args.profile)
     finally:
         product.stop()
         floor.stop()
@@ -886,6 +928,64 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"{t['status']:5s} {t['target']:45s} {t['where']:15s} {t['value']!s:>20s}  (goal {t['goal']})")
 
 
+def markdown(result: dict[str, Any]) -> str:
+    """The figures of one results JSON as the Markdown tables docs/performance.md carries."""
+    lines = [f"Run: {result['mode']} mode, {result['started']}, {result['machine']}, load tool {result['load_tool']}, "
+             f"pinning: {result['pinning']}, commit {result['git']}, {result['elapsed_s']} s."]  # fmt: skip
+    for ph in result["phases"]:
+        lines.append("")
+        if "error" in ph:
+            lines.append(f"**{ph['backend']}, --workers {ph['workers']}**: {ph['error']}")
+            continue
+        lines.append(f"**{ph['backend']}, --workers {ph['workers']}** ({CONNECTIONS} connections, median of rounds)")
+        lines.append("")
+        lines.append(
+            "| scenario | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms | SQL/req | floor SQL |"
+        )
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        sq = ph.get("sql_statements", {})
+        for name, r in ph.get("load", {}).items():
+            p, f = r["product"], r["floor"]
+            n_sql = sq.get("product", {}).get(name, "")
+            f_sql = sq.get("floor", {}).get(r["compared_with_floor"], "")
+            cells = [name, f"{p['rps']:.0f}", f"{f['rps']:.0f}", f"**{r['ratio']:.2f}**", f"{p['p50_ms']:.1f}"]
+            cells += [f"{p['p99_ms']:.1f}", f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f}", str(n_sql), str(f_sql)]
+            lines.append("| " + " | ".join(cells) + " |")
+        if sq:
+            pr = sq["product"]
+            lines.append("")
+            lines.append(f"SQL statements per GraphQL list request, 1 vs 100 items: {pr.get('gql_list_per_page_1')} vs "
+                         f"{pr.get('gql_list_per_page_100')} (`{sq.get('graphql_list_query')}`); REST list 1 vs 100: "
+                         f"{pr.get('rest_list_per_page_1')} vs {pr.get('rest_list_per_page_100')}.")  # fmt: skip
+        mem = ph.get("memory_after_load")
+        if mem:
+            lines.append(f"RSS after load: product {mem['product']['rss_mb']} MB (peak {mem['product']['hwm_mb']}), "
+                         f"floor {mem['floor']['rss_mb']} MB (peak {mem['floor']['hwm_mb']}).")  # fmt: skip
+        if ph.get("scale"):
+            s = ph["scale"]
+            lines.append("")
+            lines.append("| 1k -> 100k workspaces, p50 ms (1 connection) | product | ratio | floor | ratio |")
+            lines.append("|---|---:|---:|---:|---:|")
+            for k in s["at_1k"]["product"]:
+                pa, pb = s["at_1k"]["product"][k]["p50_ms"], s["at_100k"]["product"][k]["p50_ms"]
+                fa, fb = s["at_1k"]["floor"][k]["p50_ms"], s["at_100k"]["floor"][k]["p50_ms"]
+                lines.append(f"| {k} | {pa} -> {pb} | **{s['ratio_p50']['product'][k]}** | {fa} -> {fb} | "
+                             f"{s['ratio_p50']['floor'][k]} |")  # fmt: skip
+        if ph.get("heavy"):
+            lines.append("")
+            for name, h in ph["heavy"].items():
+                if "skipped" in h:
+                    lines.append(f"- {name}: skipped ({h['skipped']})")
+                else:
+                    extra = f", {h['rows_per_s']} rows/s" if h.get("rows_per_s") else ""
+                    lines.append(f"- {name}: HTTP {h['status']}, {h['seconds']} s{extra}, peak server RSS "
+                                 f"{h['peak_rss_mb']} MB (before {h['rss_before_mb']} MB)")  # fmt: skip
+    lines += ["", "| target | where | value | goal | status |", "|---|---|---|---|---|"]
+    for t in result["targets"]:
+        lines.append(f"| {t['target']} | {t['where']} | {t['value']} | {t['goal']} | {t['status']} |")
+    return "\n".join(lines)
+
+
 def machine() -> str:
     try:
         model = next(
@@ -902,7 +1002,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="short run (~3 min)")
     parser.add_argument("--profile", action="store_true", help="py-spy the product under each scenario")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument("--markdown", metavar="RESULTS_JSON", help="print the tables of a results file and exit")
     args = parser.parse_args()
+    if args.markdown:
+        print(markdown(json.loads(Path(args.markdown).read_text())))
+        return 0
     mode = QUICK if args.quick else FULL
     RESULTS.mkdir(exist_ok=True)
     started = datetime.now(UTC)
