@@ -12,6 +12,7 @@ from sqlalchemy import func, select, update
 
 from evidence_gateway.models import CalculationRun, ShipmentEmission, Workspace
 from tests.conftest import Api, create_workspace, gql_code
+from tests.sqlcount import count_statements
 
 RUN_FIELDS = {
     "id", "workspace_id", "org_id", "methodology_profile_id", "factor_version_id", "legacy_report_id", "status",
@@ -346,3 +347,30 @@ async def test_worked_example_matches_the_hand_check_in_the_docs(api: Api) -> No
     assert (qa["missing_required_fields_count"], qa["flagged_shipments_count"]) == (3, 1)
     percents = [qa[f"{t}_data_percent"] for t in ("primary", "secondary", "default", "modelled")]
     assert percents == [9.9, 11.6, 72.7, 5.8]
+
+
+RUNS_LIST = """
+query($perPage: Int!) {
+  workspaces(page: 1, perPage: $perPage) {
+    items {
+      id latestCalculationRun { id qualityAssessment { id } }
+      latestQualityAssessment { id } calculationRuns { id }
+    }
+  }
+}"""
+
+
+async def test_run_relations_go_through_dataloaders(api: Api) -> None:
+    for _ in range(6):
+        ws = await imported_workspace(api, [TIER_ROWS[0]])
+        assert (await calculate(api, ws["id"])).status_code == 200
+
+    async def statements(per_page: int) -> int:
+        with count_statements(db_of(api).engine) as log:
+            body = await api.gql(RUNS_LIST, {"perPage": per_page})
+        assert "errors" not in body, body
+        items = body["data"]["workspaces"]["items"]
+        assert len(items) == per_page and all(i["latestCalculationRun"]["qualityAssessment"] for i in items)
+        return log.count
+
+    assert await statements(1) == await statements(6)
