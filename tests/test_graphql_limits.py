@@ -129,3 +129,18 @@ async def test_unexpected_resolver_error_is_masked(
     assert body["errors"][0]["message"] == "Internal server error"
     # ... but the server log has it.
     assert any("hunter2" in str(r.exc_info) for r in caplog.records if r.exc_info)
+
+
+async def test_parser_and_validation_caches_hit_on_a_repeated_document(api: Api) -> None:
+    from strawberry.extensions.parser_cache import _get_parse_cache
+    from strawberry.extensions.validation_cache import _get_validate_cache
+
+    parse_cache, validate_cache = _get_parse_cache(limits.CACHE_SIZE), _get_validate_cache(limits.CACHE_SIZE)
+    query = "{ workspaces(perPage: 3) { pagination { total perPage } } }"
+    await api.gql(query)
+    parse_hits, validate_hits = parse_cache.cache_info().hits, validate_cache.cache_info().hits
+    body = await api.gql(query)
+    assert body["data"]["workspaces"]["pagination"]["perPage"] == 3
+    assert parse_cache.cache_info().hits == parse_hits + 1
+    # Only true when the limit rules are the same classes on every request.
+    assert validate_cache.cache_info().hits == validate_hits + 1

@@ -64,7 +64,12 @@ def selection_cost(
     fragments: dict[str, FragmentDefinitionNode],
     visiting: frozenset[str] = frozenset(),
 ) -> int:
-    """Each field costs 1 plus its children times its list size; introspection is free."""
+    """Each field costs 1 plus its children times its list size; introspection is free.
+
+    Relation lists without a size argument (a workspace's imports, a pack's eight artifacts)
+    count once: the data bounds them and DataLoaders batch them, whereas pages are what a
+    caller can inflate at will.
+    """
     if selection_set is None:
         return 0
     total = 0
