@@ -336,3 +336,21 @@ async def test_report_pack_implies_its_workspace(api: Api, api_b: Api) -> None:
 
     listed = (await api.get("/api/v2/evidence-items", params={"workspace_id": pack["workspace_id"]})).json()
     assert listed["pagination"]["total"] == 2
+
+
+async def test_workspace_evidence_items_are_batched(api: Api) -> None:
+    from tests.sqlcount import count_statements
+
+    for i in range(5):
+        ws = await create_workspace(api, name=f"ws-{i}")
+        await create(api, workspace_id=ws["id"], title=f"e-{i}")
+    query = "query($n: Int!) { workspaces(perPage: $n) { items { id evidenceItems { id title } } } }"
+    engine = db_of(api).engine
+    counts = []
+    for n in (1, 5):
+        with count_statements(engine) as log:
+            body = await api.gql(query, {"n": n})
+        assert "errors" not in body, body
+        assert all(len(w["evidenceItems"]) == 1 for w in body["data"]["workspaces"]["items"])
+        counts.append(log.count)
+    assert counts[0] == counts[1], counts

@@ -151,13 +151,17 @@ def _derived_scope(p: EvidenceCreate) -> str:
 
 async def scoped_workspace(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> Workspace | None:
     return (
-        await session.execute(select(Workspace).where(Workspace.id == workspace_id, Workspace.org_id == ctx.org_id))
+        await session.execute(
+            select(Workspace).where(col(Workspace.id) == workspace_id, col(Workspace.org_id) == ctx.org_id)
+        )
     ).scalar_one_or_none()
 
 
 async def scoped_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID) -> ReportPack | None:
     return (
-        await session.execute(select(ReportPack).where(ReportPack.id == pack_id, ReportPack.org_id == ctx.org_id))
+        await session.execute(
+            select(ReportPack).where(col(ReportPack.id) == pack_id, col(ReportPack.org_id) == ctx.org_id)
+        )
     ).scalar_one_or_none()
 
 
@@ -199,7 +203,7 @@ async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
         if p.shipment_id is not None:
             shipment = (
                 await session.execute(
-                    select(Shipment).where(Shipment.id == p.shipment_id, Shipment.org_id == ctx.org_id)
+                    select(Shipment).where(col(Shipment.id) == p.shipment_id, col(Shipment.org_id) == ctx.org_id)
                 )
             ).scalar_one_or_none()
             if shipment is None:
@@ -241,7 +245,9 @@ async def get_evidence_item(ctx: Ctx, item_id: Any) -> EvidenceItem:
     iid = parse_id(item_id, "evidence item")
     async with ctx.db.read() as session:
         item = (
-            await session.execute(select(EvidenceItem).where(EvidenceItem.id == iid, EvidenceItem.org_id == ctx.org_id))
+            await session.execute(
+                select(EvidenceItem).where(col(EvidenceItem.id) == iid, col(EvidenceItem.org_id) == ctx.org_id)
+            )
         ).scalar_one_or_none()
     if item is None:
         raise NotFound("evidence item not found", resource="evidence_item", id=str(item_id))

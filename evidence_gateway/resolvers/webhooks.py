@@ -167,7 +167,9 @@ async def get_viewer(ctx: Ctx) -> Viewer:
 async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -> str:
     """For the CLI: the organisation's secret, replaced by a new one first when ``rotate``."""
     async with db.write() as session:
-        org = (await session.execute(select(Organization).where(Organization.name == org_name))).scalar_one_or_none()
+        org = (
+            await session.execute(select(Organization).where(col(Organization.name) == org_name))
+        ).scalar_one_or_none()
         if org is None:
             raise NotFound(f"no organisation named {org_name!r}")
         if rotate:
