@@ -14,18 +14,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.models import WorkspaceStatus
+from evidence_gateway.models import (
+    ApprovalActionType,
+    AttachmentScope,
+    EvidenceType,
+    VerificationStatus,
+    WorkspaceStatus,
+)
 from evidence_gateway.rest_compat.http import dumps
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
     LABEL,
     NAME,
     SHORT_TEXT,
-    ApprovalActionType,
-    AttachmentScope,
-    EvidenceType,
     Schema,
-    VerificationStatus,
     array,
     boolean,
     component_schemas,

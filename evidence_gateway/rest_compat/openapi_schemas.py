@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from evidence_gateway.models import (
-    ApprovalActionType,
     ArtifactStatus,
     ArtifactType,
     AttachmentScope,
@@ -494,7 +493,6 @@ __all__ = [
     "LABEL",
     "NAME",
     "SHORT_TEXT",
-    "ApprovalActionType",
     "array",
     "boolean",
     "component_schemas",

@@ -8,6 +8,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
+from strawberry.types.base import get_object_definition
 
 from evidence_gateway.schema import calculations, evidence, limits, packs, webhooks, workspaces
 from evidence_gateway.schema.errors import log_unexpected
@@ -16,8 +17,11 @@ from evidence_gateway.schema.errors import log_unexpected
 _DOMAINS = (workspaces, calculations, packs, evidence, webhooks)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
-Query.__strawberry_definition__.description = "Reads: every field needs a Bearer API key (introspection does not)."
-Mutation.__strawberry_definition__.description = "Writes: each mutation is one transaction; nothing is half-written."
+for _root, _about in (
+    (Query, "Reads: every field needs a Bearer API key (introspection does not)."),
+    (Mutation, "Writes: each mutation is one transaction; nothing is half-written."),
+):
+    get_object_definition(_root, strict=True).description = _about
 
 
 class EvidenceSchema(strawberry.Schema):
