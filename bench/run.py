@@ -81,7 +81,7 @@ QUICK = Mode(
 )
 FULL = Mode(
     "full", rounds=3, duration=2, workers=[1, 2], heavy_on={"sqlite", "postgresql"},
-    scale_on={"sqlite", "postgresql"}, budget_s=14 * 60, scale_requests_s=2.0,
+    scale_on={"sqlite", "postgresql"}, budget_s=14 * 60, scale_requests_s=1.0,
 )  # fmt: skip
 
 
@@ -923,6 +923,8 @@ def print_report(result: dict[str, Any]) -> None:
                     print(f"{name}: HTTP {h['status']} {h['seconds']} s{extra}, peak RSS {h['peak_rss_mb']} MB")
         if ph.get("scenario_problems"):
             print(f"scenarios not measured: {ph['scenario_problems']}")
+    if "pack_rss" in result:
+        print(f"\nbench/pack_rss.py: {json.dumps(result['pack_rss'])[:600]}")
     print("\n## Targets")
     for t in result["targets"]:
         print(f"{t['status']:5s} {t['target']:45s} {t['where']:15s} {t['value']!s:>20s}  (goal {t['goal']})")
@@ -980,10 +982,25 @@ def markdown(result: dict[str, Any]) -> str:
                     extra = f", {h['rows_per_s']} rows/s" if h.get("rows_per_s") else ""
                     lines.append(f"- {name}: HTTP {h['status']}, {h['seconds']} s{extra}, peak server RSS "
                                  f"{h['peak_rss_mb']} MB (before {h['rss_before_mb']} MB)")  # fmt: skip
+    if "pack_rss" in result:
+        lines += ["", f"bench/pack_rss.py (SQLite, separate server): `{json.dumps(result['pack_rss'])[:600]}`"]
     lines += ["", "| target | where | value | goal | status |", "|---|---|---|---|---|"]
     for t in result["targets"]:
         lines.append(f"| {t['target']} | {t['where']} | {t['value']} | {t['goal']} | {t['status']} |")
     return "\n".join(lines)
+
+
+def run_pack_rss(script: Path) -> Any:
+    cmd = [sys.executable, str(script), "--port", "8114", "--repeat", "1"]
+    try:
+        res = subprocess.run(pinned(cmd, "0"), cwd=ROOT, env=base_env(), capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return {"error": "timed out after 300 s"}
+    lines = res.stdout.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln == "{"), None)
+    if res.returncode != 0 or start is None:
+        return {"error": f"exit {res.returncode}: {(res.stderr or res.stdout)[-400:]}"}
+    return json.loads("\n".join(lines[start:]))
 
 
 def machine() -> str:
@@ -1049,6 +1066,11 @@ def main() -> int:
                 finally:
                     if pg_name:
                         pg_drop(pg_name)
+        pack_rss = BENCH / "pack_rss.py"
+        if mode.name == "full" and pack_rss.exists() and time.monotonic() < deadline:
+            # The packs helper's own probe (issue 4): a separate server, generation timed twice.
+            log("bench/pack_rss.py (packs' own 50k-row pack probe, SQLite)")
+            result["pack_rss"] = run_pack_rss(pack_rss)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     result["targets"] = targets([p for p in result["phases"] if "error" not in p])
