@@ -10,8 +10,6 @@ import hmac
 import ipaddress
 import json
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ import pytest
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
+from evidence_gateway.cli import main as cli_main
 from evidence_gateway.db import Database
 from evidence_gateway.resolvers.organizations import create_api_key, get_or_create_org
 from evidence_gateway.settings import Settings
@@ -458,13 +457,14 @@ async def test_delivery_log_is_per_organisation(api: Api, api_b: Api, receiver: 
     assert (await api_b.get("/api/v2/webhooks/deliveries")).json()["data"] == []
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evidence_gateway.cli", *args], capture_output=True, text=True, timeout=60, check=False
-    )
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command's own entry point, in process (what `evidence-gateway ...` runs)."""
+    code = cli_main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_cli_shows_and_rotates_the_signing_secret(tmp_path: Path) -> None:
+def test_cli_shows_and_rotates_the_signing_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
 
     async def stored() -> str:
@@ -476,16 +476,13 @@ def test_cli_shows_and_rotates_the_signing_secret(tmp_path: Path) -> None:
             await db.dispose()
 
     original = asyncio.run(stored())
-    shown = _cli("webhooks", "secret", "--org", "acme", "--database-url", url)
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout == original + "\n"
-    rotated = _cli("webhooks", "secret", "--org", "acme", "--rotate", "--database-url", url)
-    assert rotated.returncode == 0, rotated.stderr
-    new = rotated.stdout.strip()
-    assert new.startswith("whsec_") and new != original
+    assert _cli(capsys, "webhooks", "secret", "--org", "acme", "--database-url", url) == (0, original + "\n", "")
+    code, out, _err = _cli(capsys, "webhooks", "secret", "--org", "acme", "--rotate", "--database-url", url)
+    new = out.strip()
+    assert code == 0 and new.startswith("whsec_") and new != original and out == new + "\n"
     assert asyncio.run(stored()) == new
-    unknown = _cli("webhooks", "secret", "--org", "nobody", "--database-url", url)
-    assert unknown.returncode == 1 and "nobody" in unknown.stderr and unknown.stdout == ""
+    code, out, err = _cli(capsys, "webhooks", "secret", "--org", "nobody", "--database-url", url)
+    assert code == 1 and "nobody" in err and out == ""
 
 
 async def test_pack_reference_is_carried_with_its_workspace(api: Api, api_b: Api, receiver: Receiver) -> None:
