@@ -354,3 +354,16 @@ async def test_workspace_evidence_items_are_batched(api: Api) -> None:
         assert all(len(w["evidenceItems"]) == 1 for w in body["data"]["workspaces"]["items"])
         counts.append(log.count)
     assert counts[0] == counts[1], counts
+
+
+async def test_pack_evidence_items_over_graphql(api: Api, api_b: Api) -> None:
+    pack = await pack_of(api)
+    on_pack = await create(api, report_pack_id=pack["id"], title="for the pack")
+    await create(api, workspace_id=pack["workspace_id"], title="workspace only")
+    query = "query($id: UUID!) { pack(id: $id) { id evidenceItems { id title reportPackId workspaceId } } }"
+    body = await api.gql(query, {"id": pack["id"]})
+    assert "errors" not in body, body
+    assert body["data"]["pack"]["evidenceItems"] == [
+        {"id": on_pack["id"], "title": "for the pack", "reportPackId": pack["id"], "workspaceId": pack["workspace_id"]}
+    ]
+    assert gql_code(await api_b.gql(query, {"id": pack["id"]})) == "NOT_FOUND"

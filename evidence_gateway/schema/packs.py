@@ -20,8 +20,10 @@ from evidence_gateway.models import (
     ReportPack,
 )
 from evidence_gateway.resolvers import approvals, calculations, packs
+from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
 
 if TYPE_CHECKING:
     from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
@@ -170,6 +172,11 @@ class ReportPackType:
     @strawberry.field(description="Link to the audit trail (needs the Bearer key).")
     async def audit_trail_url(self, info: GqlInfo) -> str | None:
         return await _artifact_url(info, self.id, ArtifactType.audit_trail)
+
+    @strawberry.field(description="Evidence items that name this pack (report_pack_id), newest first.")
+    async def evidence_items(self, info: GqlInfo) -> list[EvidenceItemType]:
+        found = await info.context.loader(evidence_items_by_pack_ids, default=[]).load(self.id)
+        return [evidence_item(e) for e in found]
 
 
 def pack_type(pack: ReportPack) -> ReportPackType:
