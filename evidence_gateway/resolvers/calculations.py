@@ -33,7 +33,12 @@ from evidence_gateway.models import (
 from evidence_gateway.resolvers import legacy, methodology
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
-from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
+from evidence_gateway.resolvers.workspaces import (
+    load_workspace,
+    load_writable_workspace,
+    move_workspace,
+    periods_overlap,
+)
 from evidence_gateway.timeutil import utcnow
 
 log = logging.getLogger(__name__)
@@ -124,7 +129,7 @@ async def _legacy_for(
         report = await legacy.load_legacy_report(session, ctx, legacy_id)
         if report is None:
             raise Conflict(NO_LEGACY, reason="legacy report not found", legacy_report_id=str(legacy_id))
-        if not legacy.periods_overlap(start, end, report.reporting_period_start, report.reporting_period_end):
+        if not periods_overlap(start, end, report.reporting_period_start, report.reporting_period_end):
             raise Conflict(NO_LEGACY, reason="reporting periods do not overlap", legacy_report_id=str(legacy_id))
         return report
     if has_imports:

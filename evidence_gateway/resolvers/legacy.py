@@ -14,7 +14,7 @@ from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import CalculationRun, LegacyReport, Organization, ReportPack
+from evidence_gateway.models import CalculationRun, LegacyReport, ReportPack
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
@@ -40,14 +40,14 @@ async def _successors(
     if not ids:
         return workspaces, packs
     runs = await session.execute(
-        select(CalculationRun.legacy_report_id, CalculationRun.workspace_id)
+        select(col(CalculationRun.legacy_report_id), col(CalculationRun.workspace_id))
         .where(CalculationRun.org_id == ctx_org, col(CalculationRun.legacy_report_id).in_(ids))
         .order_by(col(CalculationRun.created_at).asc())
     )
     for legacy_id, workspace_id in runs:
         workspaces[legacy_id] = workspace_id  # newest wins
     found = await session.execute(
-        select(ReportPack.legacy_report_id, ReportPack.id)
+        select(col(ReportPack.legacy_report_id), col(ReportPack.id))
         .where(ReportPack.org_id == ctx_org, col(ReportPack.legacy_report_id).in_(ids))
         .order_by(col(ReportPack.created_at).asc())
     )
@@ -197,9 +197,3 @@ async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[
             session.add(report)
             stored.append(report.id)
     return stored
-
-
-async def org_exists(db: Database, name: str) -> bool:
-    async with db.read() as session:
-        found = await session.execute(select(Organization.id).where(Organization.name == name))
-        return found.scalar_one_or_none() is not None

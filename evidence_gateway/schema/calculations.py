@@ -140,8 +140,8 @@ def _legacy(view: legacy.LegacyReportView) -> LegacyReportType:
         status=r.status,
         total_co2e_kg=r.total_co2e_kg,
         shipment_count=r.shipment_count,
-        created_at=as_aware(r.created_at),
-        updated_at=as_aware(r.updated_at),
+        created_at=as_aware(r.created_at) or r.created_at,
+        updated_at=as_aware(r.updated_at) or r.updated_at,
         successor_workspace_id=view.successor_workspace_id,
         successor_report_pack_id=view.successor_report_pack_id,
     )
