@@ -8,6 +8,7 @@ the workspace stays as it was.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
@@ -81,6 +82,10 @@ async def calculate_workspace(ctx: Ctx, workspace_id: Any, data: Any) -> Calcula
     prepared = await _start_run(ctx, workspace_id, payload)
     try:
         return await _compute_and_store(ctx, prepared)
+    except asyncio.CancelledError as exc:
+        # The client went away mid-run: the run must not stay "running" forever.
+        await asyncio.shield(_mark_failed(ctx, prepared.run.id, exc))
+        raise
     except Exception as exc:
         await _mark_failed(ctx, prepared.run.id, exc)
         if isinstance(exc, DomainError):
