@@ -53,6 +53,12 @@ def rows(n: int) -> list[dict[str, Any]]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process so far (independent of other load on the box)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_status(pid: int) -> dict[str, int]:
     """VmRSS / VmHWM in kB (Linux)."""
     values: dict[str, int] = {}
@@ -139,6 +145,7 @@ def main() -> int:
         resp = http.post(f"/api/v2/workspaces/{ws['id']}/calculate")
         assert resp.status_code == 200, resp.text
         results["calculate_s"] = round(time.perf_counter() - t0, 2)
+        results["load_average"] = os.getloadavg()
         results["rss_before_pack_mb"] = round(proc_status(server.pid)["VmRSS"] / 1024, 1)
 
         generations = []
@@ -146,9 +153,9 @@ def main() -> int:
             Path(f"/proc/{server.pid}/clear_refs").write_text("5")  # reset VmHWM to the current RSS
             sampler = Sampler(server.pid)
             sampler.start()
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), cpu_seconds(server.pid)
             resp = http.post(f"/api/v2/workspaces/{ws['id']}/packs")
-            elapsed = time.perf_counter() - t0
+            elapsed, cpu = time.perf_counter() - t0, cpu_seconds(server.pid) - cpu0
             sampler.stop.set()
             sampler.join()
             assert resp.status_code == 201, resp.text
@@ -156,6 +163,7 @@ def main() -> int:
             generations.append({
                 "version": pack["version_number"],
                 "seconds": round(elapsed, 2),
+                "server_cpu_seconds": round(cpu, 2),
                 "peak_rss_mb": round(proc_status(server.pid)["VmHWM"] / 1024, 1),
                 "sampled_peak_rss_mb": round(sampler.peak_kb / 1024, 1),
                 "pack_hash": pack["pack_hash"],

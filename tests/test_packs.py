@@ -212,15 +212,19 @@ async def test_concurrent_generation_numbers_versions_without_gaps(api: Api) -> 
     assert [p["status"] for p in packs] == ["generated"] + ["archived"] * 7
 
 
-async def test_rendering_failure_leaves_the_pack_failed(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("kind", [ArtifactType.quality_report, ArtifactType.shipment_xlsx])
+async def test_rendering_failure_leaves_the_pack_failed(
+    api: Api, monkeypatch: pytest.MonkeyPatch, kind: ArtifactType
+) -> None:
     ws = await calculated_workspace(api)
     good = (await generated(api, ws["id"]))["data"]
 
-    def boom(*_args: Any) -> None:
+    def boom(_data: Any, rows: Any, _out: Any) -> None:
+        next(iter(rows), None)  # a row renderer fails mid-stream; the others must not hang
         raise RuntimeError("renderer crashed")
 
-    spec = SPECS[ArtifactType.quality_report]
-    monkeypatch.setitem(SPECS, ArtifactType.quality_report, dataclasses.replace(spec, render=boom))
+    spec = SPECS[kind]
+    monkeypatch.setitem(SPECS, kind, dataclasses.replace(spec, render=boom))
     resp = await generate(api, ws["id"])
     assert resp.status_code == 500
     assert resp.json()["details"]["code"] == "internal_error"

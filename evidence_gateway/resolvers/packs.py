@@ -13,12 +13,9 @@ A failure in 2 or 3 marks the pack and all its artifacts ``failed`` (contents re
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import io
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.artifacts import SPECS, ArtifactSpec, pack_hash
+from evidence_gateway.artifacts import SPECS, pack_hash
 from evidence_gateway.artifacts.data import (
     AuditEvent,
     EvidenceInfo,
@@ -37,7 +34,6 @@ from evidence_gateway.artifacts.data import (
     PackData,
     QualityInfo,
     RunInfo,
-    ShipmentLine,
     WorkspaceInfo,
 )
 from evidence_gateway.errors import Conflict, DomainError, InternalError, InvalidInput, NotFound
@@ -60,11 +56,11 @@ from evidence_gateway.models import (
     ReportPack,
     RunStatus,
     Shipment,
-    ShipmentEmission,
     Workspace,
     WorkspaceStatus,
 )
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.pack_render import render_and_store
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -76,7 +72,6 @@ from evidence_gateway.timeutil import utcnow
 
 log = logging.getLogger(__name__)
 
-ROW_CHUNK = 2_000
 VERSION_RETRIES = 5
 # Workspace states from which a pack may be built: the latest calculation is current.
 _BUILDABLE = {
@@ -126,7 +121,8 @@ async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack
     allocated = await _allocate_with_retry(ctx, workspace_id, payload)
     pack = allocated.pack
     try:
-        hashes = await _render_all(ctx, allocated)
+        by_type = {a.artifact_type: a for a in allocated.artifacts}
+        hashes = await render_and_store(ctx, allocated.data, allocated.batch_ids, by_type)
         return await _finalize(ctx, allocated, hashes)
     except Exception as exc:
         await _mark_failed(ctx, pack.id, exc)
@@ -499,103 +495,6 @@ async def _audit(
         )
     events.sort(key=lambda e: (e.occurred_at, e.event, str(e.subject_id)))
     return events
-
-
-async def _render_all(ctx: Ctx, allocated: _Allocated) -> dict[str, str]:
-    """Render each artifact in turn (rows streamed for that artifact only) and store it."""
-    loop = asyncio.get_running_loop()
-    run_id = allocated.data.run.id
-    hashes: dict[str, str] = {}
-    by_type = {a.artifact_type: a for a in allocated.artifacts}
-    for kind, spec in SPECS.items():
-        artifact = by_type[kind.value]
-        rows = _stream_rows(loop, ctx, run_id, allocated.batch_ids) if spec.needs_rows else iter(())
-        content, digest = await asyncio.to_thread(_render_bytes, spec, allocated.data, rows)
-        async with ctx.db.write() as session:
-            session.add(ArtifactContent(artifact_id=artifact.id, content=content))
-            await session.execute(
-                update(PackArtifact)
-                .where(col(PackArtifact.id) == artifact.id)
-                .values(
-                    status=ArtifactStatus.generated.value,
-                    content_sha256=digest,
-                    size_bytes=len(content),
-                    generated_at=utcnow(),
-                )
-            )
-        del content
-        hashes[kind.value] = digest
-    return hashes
-
-
-def _render_bytes(spec: ArtifactSpec, data: PackData, rows: Iterator[ShipmentLine]) -> tuple[bytes, str]:
-    out = io.BytesIO()
-    spec.render(data, rows, out)
-    content = out.getvalue()
-    return content, hashlib.sha256(content).hexdigest()
-
-
-def _stream_rows(
-    loop: asyncio.AbstractEventLoop, ctx: Ctx, run_id: uuid.UUID, batch_ids: list[uuid.UUID]
-) -> Iterator[ShipmentLine]:
-    """Runs in the render thread: pulls chunks of rows from the event loop's database, in import order."""
-
-    def fetch(coro: Awaitable[list[ShipmentLine]]) -> list[ShipmentLine]:
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()  # type: ignore[arg-type]
-
-    for batch_id in batch_ids:
-        after = -1
-        while True:
-            chunk = fetch(_row_chunk(ctx, run_id, batch_id, after))
-            yield from chunk
-            if len(chunk) < ROW_CHUNK:
-                break
-            after = chunk[-1].row_index
-
-
-_ROW_COLUMNS = (
-    Shipment.import_batch_id,
-    Shipment.row_index,
-    Shipment.id,
-    Shipment.external_id,
-    Shipment.mode,
-    Shipment.origin,
-    Shipment.destination,
-    Shipment.distance_km,
-    Shipment.distance_source,
-    Shipment.mass_tonnes,
-    Shipment.fuel_type,
-    Shipment.fuel_amount,
-    Shipment.carrier_intensity_g_per_tkm,
-    ShipmentEmission.included,
-    ShipmentEmission.data_tier,
-    ShipmentEmission.tonne_km,
-    ShipmentEmission.co2e_kg,
-    ShipmentEmission.intensity_g_per_tkm,
-    ShipmentEmission.flags,
-)
-
-
-async def _row_chunk(ctx: Ctx, run_id: uuid.UUID, batch_id: uuid.UUID, after: int) -> list[ShipmentLine]:
-    """Keyset page over (batch, row_index); the run's row joins on its (run, row_index) index."""
-    stmt = (
-        select(*_ROW_COLUMNS)
-        .join(
-            ShipmentEmission,
-            (col(ShipmentEmission.calculation_run_id) == run_id)
-            & (col(ShipmentEmission.row_index) == col(Shipment.row_index))
-            & (col(ShipmentEmission.shipment_id) == col(Shipment.id)),
-        )
-        .where(
-            Shipment.import_batch_id == batch_id,
-            Shipment.org_id == ctx.org_id,
-            col(Shipment.row_index) > after,
-        )
-        .order_by(col(Shipment.row_index))
-        .limit(ROW_CHUNK)
-    )
-    async with ctx.db.read() as session:
-        return [ShipmentLine(*row) for row in await session.execute(stmt)]
 
 
 async def _finalize(ctx: Ctx, allocated: _Allocated, hashes: dict[str, str]) -> GeneratedPack:
