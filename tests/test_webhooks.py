@@ -10,6 +10,7 @@ import hmac
 import ipaddress
 import json
 import socket
+import ssl
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+import trustme
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
@@ -26,6 +28,7 @@ from evidence_gateway.cli import main as cli_main
 from evidence_gateway.db import Database
 from evidence_gateway.resolvers.organizations import create_api_key, get_or_create_org
 from evidence_gateway.settings import Settings
+from evidence_gateway.webhooks import guard, sender
 from evidence_gateway.webhooks.guard import forbidden_reason
 from tests.conftest import Api, create_workspace, gql_code
 
@@ -510,3 +513,49 @@ async def test_pack_reference_is_carried_with_its_workspace(api: Api, api_b: Api
     )
     assert foreign.status_code == 422 and "report_pack_id" in foreign.json()["details"]["fields"]
     assert len(receiver.requests) == 1
+
+
+# -- TLS: the connection is pinned to the vetted address, the certificate is checked for the name ----
+
+
+@pytest.fixture
+def tls_receiver() -> Iterator[tuple[int, ssl.SSLContext, list[str]]]:
+    """An HTTPS receiver on 127.0.0.1 whose certificate names only `localhost` (test CA via trustme)."""
+    ca = trustme.CA()
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ca.issue_cert("localhost").configure_cert(server_ctx)
+    client_ctx = ssl.create_default_context()
+    ca.configure_trust(client_ctx)
+    sni: list[str] = []
+    server_ctx.sni_callback = lambda _sock, name, _ctx: sni.append(str(name))  # type: ignore[assignment,misc]
+    holder = Receiver(base="")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(holder))
+    server.daemon_threads = True
+    server.socket = server_ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1]), client_ctx, sni
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def _send(url: str, verify: ssl.SSLContext) -> sender.Outcome:
+    target = guard.target_of(guard.parse_target_url(url))
+    vetted = guard.vet(target, await guard.resolve(target, 2.0), allow_private=True)
+    return await sender.post(vetted, b"{}", {}, connect_timeout=2.0, read_timeout=2.0, verify=verify)
+
+
+async def test_https_keeps_the_host_name_for_sni_and_certificate_checks(
+    tls_receiver: tuple[int, ssl.SSLContext, list[str]],
+) -> None:
+    port, trust, sni = tls_receiver
+    # `localhost` resolves (and is pinned) to an address, yet TLS still speaks to and verifies `localhost`.
+    ok = await _send(f"https://localhost:{port}/ok", trust)
+    assert ok.delivered and ok.http_status == 200, ok
+    assert sni == ["localhost"]
+    # The same server by IP: the certificate does not name 127.0.0.1, so nothing is delivered.
+    by_ip = await _send(f"https://127.0.0.1:{port}/ok", trust)
+    assert not by_ip.delivered and by_ip.http_status is None
+    assert "certificate" in (by_ip.error or "").lower()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import ssl
 from dataclasses import dataclass
 
 import httpx
@@ -30,12 +31,21 @@ def failed(error: str) -> Outcome:
 
 
 async def post(
-    target: Target, body: bytes, headers: dict[str, str], *, connect_timeout: float, read_timeout: float
+    target: Target,
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    connect_timeout: float,
+    read_timeout: float,
+    verify: ssl.SSLContext | bool = True,
 ) -> Outcome:
-    """POST ``body`` to the vetted addresses of ``target`` in order; the first connection wins."""
+    """POST ``body`` to the vetted addresses of ``target`` in order; the first connection wins.
+
+    ``verify``: TLS verification as httpx takes it (the default trusts certifi's CAs; tests pass their own CA).
+    """
     timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)
     # trust_env=False: no proxy from the environment may reroute a vetted delivery.
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False, verify=verify) as client:
         error = "no address to connect to"
         for address in target.addresses[:MAX_ADDRESSES]:
             try:
