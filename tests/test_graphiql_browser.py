@@ -208,6 +208,8 @@ def test_graphiql_runs_a_query_offline_with_the_key_in_the_headers_pane(
         10,
         "the headers editor",
     )
+    placeholder = browser.js(f"document.querySelector({HEADERS_EDITOR!r}).CodeMirror.getValue()")
+    assert json.loads(placeholder) == {"Authorization": "Bearer evk_..."}  # a fresh tab shows where the key goes
     browser.js(f"document.querySelector({HEADERS_EDITOR!r}).CodeMirror.setValue({json.dumps(headers)})")
     browser.js("document.querySelector('.graphiql-execute-button').click()")
 
