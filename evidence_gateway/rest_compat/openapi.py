@@ -276,7 +276,7 @@ def _download() -> dict[str, Any]:
         "downloadArtifact",
         "Artifact content: with a valid signed link (no key) or with the Bearer key",
         (200, {}, "The file, with its own content type."),
-        (403, 404),
+        (403, 404, 409),
         tag="packs",
         params=[
             path_id("Artifact"),
@@ -433,7 +433,7 @@ def paths() -> dict[str, Any]:
                 "createEvidenceItem",
                 "Register an evidence item (supporting document)",
                 (201, data_envelope(ref("EvidenceItem")), "The evidence item."),
-                BODY_ERRORS,
+                (*BODY_ERRORS, 409),
                 tag="evidence",
                 request=body(_evidence_create()),
             ),
