@@ -61,6 +61,26 @@ async def test_huge_token_document_refused(api: Api) -> None:
     refused(await api.gql(document), f"more than {limits.MAX_TOKENS} tokens")
 
 
+async def test_fragment_bomb_refused_without_expanding_it(api: Api, no_resolver_calls: list[str]) -> None:
+    # 40 fragments, each spreading the next 4 times: ~4^40 fields once expanded, ~400 tokens.
+    # Walking it spread by spread would block the server; each fragment is measured once.
+    levels = 40
+    fragments = " ".join(
+        f"fragment F{i} on Workspace {{ {' '.join([f'...F{i + 1}'] * 4) if i < levels - 1 else 'id'} }}"
+        for i in range(levels)
+    )
+    refused(await api.gql(f"{{ workspaces {{ items {{ ...F0 }} }} }} {fragments}"), "Query cost")
+    assert no_resolver_calls == []
+
+
+async def test_aliases_inside_fragments_count_at_every_spread(api: Api) -> None:
+    fragment = "fragment P on WorkspacePage { " + " ".join(f"t{i}: pagination {{ total }}" for i in range(8)) + " }"
+    body = await api.gql(
+        "{ a: workspaces { ...P } b: workspaces { ...P } c: workspaces { ...P } d: workspaces { ...P } } " + fragment
+    )
+    refused(body, f"36 aliases found. Allowed: {limits.MAX_ALIASES}")
+
+
 async def test_huge_list_refused_by_cost(api: Api, no_resolver_calls: list[str]) -> None:
     refused(
         await api.gql("{ workspaces(perPage: 1000000) { items { id name imports { id } } } }"),

@@ -3,14 +3,18 @@
 Every limit is a parse option or a validation rule, so a refused document never reaches a
 resolver and its error has no path: ``format_error`` reports it as BAD_USER_INPUT.
 
-The rule classes are built once at import: the validation cache is keyed by the rule
-tuple, so per-request rule classes (what the stock ``QueryDepthLimiter(...)`` and
-``MaxAliasesLimiter(...)`` build in their constructors) would never hit the cache.
+Depth, aliases and cost are measured in ONE walk that computes each fragment once.
+Strawberry's ``QueryDepthLimiter`` and ``MaxAliasesLimiter`` re-walk a fragment at every
+spread, so a ~200-token "fragment bomb" (fragments spreading the next one a few times,
+a dozen levels deep) takes them minutes of blocked event loop; here it is refused in
+microseconds. The rule class is built once at import: the validation cache is keyed by
+the rule tuple, so a class per request would never hit it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -26,15 +30,7 @@ from graphql import (
     ValidationContext,
     ValidationRule,
 )
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxTokensLimiter,
-    ParserCache,
-    SchemaExtension,
-    ValidationCache,
-    max_aliases,
-    query_depth_limiter,
-)
+from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 
 from evidence_gateway.resolvers.pagination import MAX_PER_PAGE
 
@@ -48,80 +44,111 @@ CACHE_SIZE = 256
 
 # Arguments that size a list; a variable counts as the largest page a resolver allows.
 LIST_SIZE_ARGUMENTS = frozenset({"perPage", "first", "last", "limit"})
+# Measures saturate here: a bomb's true size is astronomically large and irrelevant.
+CAP = 10**15
 
 
-def _multiplier(field: FieldNode) -> int:
-    for argument in field.arguments or ():
+@dataclass(frozen=True, slots=True)
+class Measure:
+    depth: int = 0  # nested object fields, as Strawberry's QueryDepthLimiter counts them
+    aliases: int = 0  # aliased fields, fragments expanded at every spread
+    cost: int = 0  # fields, each weighted by the list sizes above it
+
+    def __add__(self, other: Measure) -> Measure:
+        return Measure(
+            max(self.depth, other.depth), min(self.aliases + other.aliases, CAP), min(self.cost + other.cost, CAP)
+        )
+
+
+def _multiplier(node: FieldNode) -> int:
+    for argument in node.arguments or ():
         if argument.name.value in LIST_SIZE_ARGUMENTS:
             if isinstance(argument.value, IntValueNode):
-                return max(int(argument.value.value), 1)
+                return max(min(int(argument.value.value), CAP), 1)
             return MAX_PER_PAGE
     return 1
 
 
-def selection_cost(
-    selection_set: SelectionSetNode | None,
-    fragments: dict[str, FragmentDefinitionNode],
-    visiting: frozenset[str] = frozenset(),
-) -> int:
-    """Each field costs 1 plus its children times its list size; introspection is free.
+@dataclass
+class DocumentWalk:
+    """Measures selection sets; each fragment is measured once (memo), cycles count as empty.
 
     Relation lists without a size argument (a workspace's imports, a pack's eight artifacts)
-    count once: the data bounds them and DataLoaders batch them, whereas pages are what a
-    caller can inflate at will.
+    cost once: the data bounds them and DataLoaders batch them, whereas pages are what a
+    caller can inflate at will. Introspection fields cost nothing and add no depth.
     """
-    if selection_set is None:
-        return 0
-    total = 0
-    for selection in selection_set.selections:
-        if isinstance(selection, FieldNode):
-            if selection.name.value.startswith("__"):
+
+    fragments: dict[str, FragmentDefinitionNode]
+    memo: dict[str, Measure] = field(default_factory=dict)
+    visiting: set[str] = field(default_factory=set)
+
+    def selection_set(self, selection_set: SelectionSetNode | None) -> Measure:
+        total = Measure()
+        for selection in selection_set.selections if selection_set else ():
+            if isinstance(selection, FieldNode):
+                total = total + self.field(selection)
+            elif isinstance(selection, InlineFragmentNode):
+                total = total + self.selection_set(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                total = total + self.fragment(selection.name.value)
+        return total
+
+    def field(self, node: FieldNode) -> Measure:
+        inner = self.selection_set(node.selection_set)
+        aliases = min(inner.aliases + (1 if node.alias else 0), CAP)
+        if node.name.value.startswith("__"):
+            return Measure(0, aliases, 0)
+        depth = inner.depth + 1 if node.selection_set else 0
+        return Measure(depth, aliases, min(1 + _multiplier(node) * inner.cost, CAP))
+
+    def fragment(self, name: str) -> Measure:
+        if name in self.memo:
+            return self.memo[name]
+        definition = self.fragments.get(name)
+        if definition is None or name in self.visiting:
+            return Measure()  # unknown fragments and cycles are reported by the standard rules
+        self.visiting.add(name)
+        measured = self.selection_set(definition.selection_set)
+        self.visiting.discard(name)
+        self.memo[name] = measured
+        return measured
+
+
+class DocumentLimitsRule(ValidationRule):
+    """Refuses documents over the depth, alias or cost ceiling, with a message naming the limit."""
+
+    def __init__(self, context: ValidationContext) -> None:
+        super().__init__(context)
+        definitions = context.document.definitions
+        walk = DocumentWalk({d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)})
+        aliases = 0
+        for definition in definitions:
+            if not isinstance(definition, OperationDefinitionNode):
                 continue
-            total += 1 + _multiplier(selection) * selection_cost(selection.selection_set, fragments, visiting)
-        elif isinstance(selection, InlineFragmentNode):
-            total += selection_cost(selection.selection_set, fragments, visiting)
-        elif isinstance(selection, FragmentSpreadNode):
-            name = selection.name.value
-            fragment = fragments.get(name)
-            # Cycles and unknown fragments are reported by the standard rules.
-            if fragment is not None and name not in visiting:
-                total += selection_cost(fragment.selection_set, fragments, visiting | {name})
-    return total
-
-
-def create_cost_rule(max_cost: int) -> type[ValidationRule]:
-    class QueryCostRule(ValidationRule):
-        """Refuses operations whose weighted field count exceeds ``max_cost``."""
-
-        def __init__(self, context: ValidationContext) -> None:
-            super().__init__(context)
-            definitions = context.document.definitions
-            fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
-            for definition in definitions:
-                if isinstance(definition, OperationDefinitionNode):
-                    cost = selection_cost(definition.selection_set, fragments)
-                    if cost > max_cost:
-                        context.report_error(
-                            GraphQLError(
-                                f"Query cost {cost} exceeds the limit of {max_cost} "
-                                "(fields weighted by list sizes): request fewer items or fields.",
-                                definition,
-                            )
-                        )
-
-    return QueryCostRule
-
-
-DEPTH_RULE = query_depth_limiter.create_validator(MAX_DEPTH, should_ignore=None)
-ALIASES_RULE = max_aliases.create_validator(MAX_ALIASES)
-COST_RULE = create_cost_rule(MAX_COST)
+            measured = walk.selection_set(definition.selection_set)
+            aliases += measured.aliases
+            name = definition.name.value if definition.name else "anonymous"
+            if measured.depth > MAX_DEPTH:
+                context.report_error(
+                    GraphQLError(f"'{name}' exceeds maximum operation depth of {MAX_DEPTH}", definition)
+                )
+            if measured.cost > MAX_COST:
+                context.report_error(
+                    GraphQLError(
+                        f"Query cost {measured.cost} exceeds the limit of {MAX_COST} "
+                        "(fields weighted by list sizes): request fewer items or fields.",
+                        definition,
+                    )
+                )
+        if aliases > MAX_ALIASES:
+            context.report_error(GraphQLError(f"{aliases} aliases found. Allowed: {MAX_ALIASES}"))
 
 
 class DocumentLimits(AddValidationRules):
-    """Depth, alias and cost ceilings as validation rules (shared classes, see module doc)."""
+    """Depth, alias and cost ceilings as one shared validation rule (see the module doc)."""
 
     def __init__(self) -> None:
-        super().__init__([DEPTH_RULE, ALIASES_RULE, COST_RULE])
+        super().__init__([DocumentLimitsRule])
 
 
 def extensions() -> list[Callable[[], SchemaExtension] | type[SchemaExtension]]:
