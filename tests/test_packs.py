@@ -350,3 +350,27 @@ async def test_graphql_generation_errors_match_rest(api: Api) -> None:
     assert gql_code(body) == "CONFLICT"
     body = await api.gql("query($id: UUID!) { pack(id: $id) { id } }", {"id": str(uuid.uuid4())})
     assert gql_code(body) == "NOT_FOUND"
+
+
+async def test_evidence_register_lists_items_of_the_workspace_and_its_packs(api: Api, api_b: Api) -> None:
+    ws = await calculated_workspace(api)
+    first = (await generated(api, ws["id"]))["data"]
+    items = [
+        {"evidence_type": "fuel_receipt", "title": "Diesel March", "file_name": "r.pdf",
+         "file_url": "https://files.example/r.pdf", "workspace_id": ws["id"]},
+        {"evidence_type": "telematics", "title": "GPS export", "file_name": "gps.csv",
+         "file_url": "https://files.example/gps.csv", "report_pack_id": first["id"]},
+        {"evidence_type": "other", "title": "Unrelated", "file_name": "x.pdf", "file_url": "https://files.example/x"},
+    ]  # fmt: skip
+    for item in items:
+        resp = await api.post("/api/v2/evidence-items", item)
+        assert resp.status_code == 201, resp.text
+    other = await calculated_workspace(api_b)
+    await api_b.post("/api/v2/evidence-items", {**items[0], "workspace_id": other["id"], "title": "B's receipt"})
+    second = (await generated(api, ws["id"]))["data"]
+    assert second["pack_hash"] != first["pack_hash"]  # new evidence is a new input
+    listed = (await api.get(f"/api/v2/packs/{second['id']}/artifacts")).json()["data"]
+    url = next(a for a in listed if a["artifact_type"] == "evidence_register")["signed_download_url"]
+    register = list(csv.DictReader(io.StringIO((await fetch(api, url)).text)))
+    assert [r["title"] for r in register] == ["Diesel March", "GPS export"]
+    assert register[1]["report_pack_id"] == first["id"]
