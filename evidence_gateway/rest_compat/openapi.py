@@ -261,6 +261,17 @@ def _legacy_headers() -> dict[str, Any]:
     }
 
 
+def _deprecated(op: dict[str, Any]) -> dict[str, Any]:
+    """v1 errors carry the deprecation headers too (rest_compat/legacy.py), so inline them."""
+    shared = _error_responses()
+    for status, response in list(op["responses"].items()):
+        if "$ref" in response:
+            inline = dict(shared[response["$ref"].rsplit("/", 1)[1]])
+            inline["headers"] = {**inline.get("headers", {}), **_legacy_headers()}
+            op["responses"][status] = inline
+    return op
+
+
 # The artifacts' own content types (evidence_gateway/artifacts/).
 ARTIFACT_MEDIA_TYPES = (
     "application/pdf",
@@ -481,27 +492,31 @@ def paths() -> dict[str, Any]:
             )
         },
         "/v1/reports": {
-            "get": operation(
-                "listLegacyReports",
-                "List legacy reports (deprecated)",
-                (200, page_envelope(ref("LegacyReport")), "One page of legacy reports."),
-                (422,),
-                tag="legacy",
-                params=page_query(),
-                deprecated=True,
-                ok_headers=_legacy_headers(),
+            "get": _deprecated(
+                operation(
+                    "listLegacyReports",
+                    "List legacy reports (deprecated)",
+                    (200, page_envelope(ref("LegacyReport")), "One page of legacy reports."),
+                    (422,),
+                    tag="legacy",
+                    params=page_query(),
+                    deprecated=True,
+                    ok_headers=_legacy_headers(),
+                )
             )
         },
         "/v1/reports/{id}": {
-            "get": operation(
-                "getLegacyReport",
-                "Legacy report detail (deprecated)",
-                (200, data_envelope(ref("LegacyReport")), "The legacy report."),
-                (404,),
-                tag="legacy",
-                params=[path_id("Legacy report")],
-                deprecated=True,
-                ok_headers=_legacy_headers(),
+            "get": _deprecated(
+                operation(
+                    "getLegacyReport",
+                    "Legacy report detail (deprecated)",
+                    (200, data_envelope(ref("LegacyReport")), "The legacy report."),
+                    (404,),
+                    tag="legacy",
+                    params=[path_id("Legacy report")],
+                    deprecated=True,
+                    ok_headers=_legacy_headers(),
+                )
             )
         },
     }
