@@ -218,3 +218,9 @@ def test_extensions_are_marked() -> None:
     assert schemas["ImportBatch"]["properties"]["shipment_count"]["x-extension"] is True
     assert schemas["CalculationRun"]["properties"]["total_co2e_kg"]["x-extension"] is True
     assert "x-extension" not in schemas["Workspace"]["properties"]["name"]
+
+
+def test_document_is_valid_openapi_31() -> None:
+    from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+
+    validate(document(), cls=OpenAPIV31SpecValidator)
