@@ -928,6 +928,8 @@ def print_report(result: dict[str, Any]) -> None:
                     print(f"{name}: HTTP {h['status']} {h['seconds']} s{extra}, peak RSS {h['peak_rss_mb']} MB")
         if ph.get("scenario_problems"):
             print(f"scenarios not measured: {ph['scenario_problems']}")
+        if ph.get("truncated"):
+            print(f"phase truncated: {ph['truncated']}")
     if "pack_rss" in result:
         print(f"\nbench/pack_rss.py: {json.dumps(result['pack_rss'])[:600]}")
     print("\n## Targets")
@@ -944,7 +946,10 @@ def markdown(result: dict[str, Any]) -> str:
         if "error" in ph:
             lines.append(f"**{ph['backend']}, --workers {ph['workers']}**: {ph['error']}")
             continue
-        lines.append(f"**{ph['backend']}, --workers {ph['workers']}** ({CONNECTIONS} connections, median of rounds)")
+        note = f"; truncated: {ph['truncated']}" if ph.get("truncated") else ""
+        lines.append(
+            f"**{ph['backend']}, --workers {ph['workers']}** ({CONNECTIONS} connections, median of rounds{note})"
+        )
         lines.append("")
         lines.append(
             "| scenario | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms | SQL/req | floor SQL |"
