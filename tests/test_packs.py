@@ -374,3 +374,41 @@ async def test_evidence_register_lists_items_of_the_workspace_and_its_packs(api:
     register = list(csv.DictReader(io.StringIO((await fetch(api, url)).text)))
     assert [r["title"] for r in register] == ["Diesel March", "GPS export"]
     assert register[1]["report_pack_id"] == first["id"]
+
+
+NESTED_PACKS = """
+query($perPage: Int!) {
+  workspaces(page: 1, perPage: $perPage) {
+    items {
+      id
+      latestPack { id summaryPdfUrl }
+      packs {
+        id status auditTrailUrl
+        calculationRun { id }
+        qualityAssessment { id }
+        artifacts { id signedDownloadUrl }
+        approvals { id actionType }
+      }
+    }
+  }
+}"""
+
+
+async def test_pack_relations_cost_the_same_for_one_or_many_workspaces(api: Api) -> None:
+    from tests.sqlcount import count_statements
+
+    for _ in range(3):
+        ws = await calculated_workspace(api)
+        pack = (await generated(api, ws["id"]))["data"]
+        resp = await api.post(f"/api/v2/packs/{pack['id']}/approvals", {"action_type": "requested"})
+        assert resp.status_code == 201
+    engine = api.http._transport.app.state.db.engine  # type: ignore[attr-defined]
+    counts = []
+    for per_page in (1, 3):
+        with count_statements(engine) as log:
+            body = await api.gql(NESTED_PACKS, {"perPage": per_page})
+        assert "errors" not in body, body
+        items = body["data"]["workspaces"]["items"]
+        assert len(items) == per_page and all(len(w["packs"][0]["artifacts"]) == 8 for w in items)
+        counts.append(log.count)
+    assert counts[0] == counts[1], counts
