@@ -412,3 +412,32 @@ async def test_pack_relations_cost_the_same_for_one_or_many_workspaces(api: Api)
         assert len(items) == per_page and all(len(w["packs"][0]["artifacts"]) == 8 for w in items)
         counts.append(log.count)
     assert counts[0] == counts[1], counts
+
+
+async def test_cancelled_generation_marks_the_pack_failed(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from evidence_gateway.auth import authenticate
+    from evidence_gateway.resolvers import packs
+    from evidence_gateway.resolvers.context import Ctx
+
+    ws = await calculated_workspace(api)
+    app = api.http._transport.app  # type: ignore[attr-defined]
+    ctx = Ctx(app.state.db, app.state.settings, await authenticate(app.state.db, f"Bearer {api.key}"))
+    started, release = threading.Event(), threading.Event()
+
+    def slow(_data: Any, _rows: Any, out: Any) -> None:
+        started.set()
+        release.wait(5)
+        out.write(b"late")
+
+    spec = SPECS[ArtifactType.quality_report]
+    monkeypatch.setitem(SPECS, ArtifactType.quality_report, dataclasses.replace(spec, render=slow))
+    task = asyncio.create_task(packs.generate_pack(ctx, ws["id"], {}))
+    assert await asyncio.to_thread(started.wait, 10)  # the render thread is inside the renderer
+    task.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    body = await api.gql("query($id: UUID!) { workspace(id: $id) { packs { status } } }", {"id": ws["id"]})
+    assert body["data"]["workspace"]["packs"] == [{"status": "failed"}]

@@ -51,7 +51,7 @@ async def render_and_store(
             if spec.needs_rows:
                 out, digest = files.pop(kind.value)
             else:
-                out, digest = await asyncio.to_thread(_render_file, spec, data, iter(()))
+                out, digest = await _render_plain(spec, data)
             with out:
                 await _store(ctx, artifacts[kind.value], out, digest)
             hashes[kind.value] = digest
@@ -112,18 +112,41 @@ async def _render_row_artifacts(
             closed[i] = True
 
     # A pool per pack: a shared one could fill with consumers waiting on producers it cannot start.
-    with ThreadPoolExecutor(max_workers=len(specs) + 1, thread_name_prefix="pack-render") as pool:
-        jobs: list[Callable[[], Any]] = [produce, *(lambda i=i: consume(i) for i in range(len(specs)))]
-        results = await asyncio.gather(*(loop.run_in_executor(pool, job) for job in jobs), return_exceptions=True)
+    pool = ThreadPoolExecutor(max_workers=len(specs) + 1, thread_name_prefix="pack-render")
+    jobs: list[Callable[[], Any]] = [produce, *(lambda i=i: consume(i) for i in range(len(specs)))]
+    gathered = asyncio.gather(*(loop.run_in_executor(pool, job) for job in jobs), return_exceptions=True)
+    try:
+        results = await asyncio.shield(gathered)
+    except BaseException:
+        abort.set()  # cancelled: the threads stop at their next page instead of rendering on
+        gathered.add_done_callback(lambda f: _close_outputs(f.result()[1:]))
+        raise
+    finally:
+        # Never wait here: a thread may need this event loop to finish its page query.
+        pool.shutdown(wait=False)
     outputs = results[1:]
     errors = [r for r in results if isinstance(r, BaseException)]
     if errors:
-        for r in outputs:
-            if not isinstance(r, BaseException):
-                r[0].close()
+        _close_outputs(outputs)
         # The first real failure, not the RenderAborted it caused elsewhere.
         raise next((e for e in errors if not isinstance(e, RenderAborted)), errors[0])
     return {spec.artifact_type.value: out for spec, out in zip(specs, outputs, strict=True)}
+
+
+def _close_outputs(outputs: list[Any]) -> None:
+    for r in outputs:
+        if not isinstance(r, BaseException):
+            r[0].close()
+
+
+async def _render_plain(spec: ArtifactSpec, data: PackData) -> tuple[IO[bytes], str]:
+    """A file without rows, rendered in a thread; if we are cancelled meanwhile, it is closed when done."""
+    future = asyncio.get_running_loop().run_in_executor(None, _render_file, spec, data, iter(()))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        future.add_done_callback(lambda f: None if f.cancelled() or f.exception() else f.result()[0].close())
+        raise
 
 
 def _render_file(spec: ArtifactSpec, data: PackData, rows: Iterator[ShipmentLine]) -> tuple[IO[bytes], str]:

@@ -13,6 +13,7 @@ A failure in 2 or 3 marks the pack and all its artifacts ``failed`` (contents re
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable
@@ -124,6 +125,10 @@ async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack
         by_type = {a.artifact_type: a for a in allocated.artifacts}
         hashes = await render_and_store(ctx, allocated.data, allocated.batch_ids, by_type)
         return await _finalize(ctx, allocated, hashes)
+    except asyncio.CancelledError as exc:
+        # The request went away mid-render: never leave the pack draft with pending artifacts.
+        await asyncio.shield(_mark_failed(ctx, pack.id, exc))
+        raise
     except Exception as exc:
         await _mark_failed(ctx, pack.id, exc)
         if isinstance(exc, DomainError):
