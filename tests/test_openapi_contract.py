@@ -113,7 +113,8 @@ def _seed_records(schema: Any, contract: Fixture) -> None:
             {
                 "workspaces": ws["id"],
                 "packs": pack["id"],
-                "artifacts": artifacts.json()["data"][0]["id"],
+                # The JSON artifact: its body is parsed and checked against the document.
+                "artifacts": next(a["id"] for a in artifacts.json()["data"] if a["artifact_type"] == "machine_json"),
                 "evidence-items": item["id"],
                 "reports": str(contract.legacy_ids[0]),
             }

@@ -29,6 +29,7 @@ from evidence_gateway.rest_compat.openapi_schemas import (
     SHORT_TEXT,
     Schema,
     array,
+    as_input,
     boolean,
     component_schemas,
     data_envelope,
@@ -72,7 +73,7 @@ def _json(schema: Schema) -> dict[str, Any]:
 
 
 def path_id(what: str) -> dict[str, Any]:
-    return {"name": "id", "in": "path", "required": True, "schema": uuid_(), "description": f"{what} id."}
+    return {"name": "id", "in": "path", "required": True, "schema": as_input(uuid_()), "description": f"{what} id."}
 
 
 def page_query() -> list[dict[str, Any]]:
@@ -299,7 +300,10 @@ def _download() -> dict[str, Any]:
         security=[*BEARER, {}],
     )
     ok = op["responses"]["200"]
-    ok["content"] = {media: {"schema": {"type": "string"}} for media in ARTIFACT_MEDIA_TYPES}
+    # machine_json is a JSON document (any shape); the others are files.
+    ok["content"] = {
+        media: {"schema": {} if media == "application/json" else {"type": "string"}} for media in ARTIFACT_MEDIA_TYPES
+    }
     ok["headers"] = {
         "ETag": {"required": True, "schema": string(description="Quoted SHA-256 of the content.")},
         "Content-Disposition": {"required": True, "schema": string()},
@@ -434,7 +438,7 @@ def paths() -> dict[str, Any]:
                     {
                         "name": "workspace_id",
                         "in": "query",
-                        "schema": uuid_(),
+                        "schema": as_input(uuid_()),
                         "description": "Only this workspace's items (unknown or another organisation's: 404).",
                     },
                 ],

@@ -107,9 +107,22 @@ def obj(properties: dict[str, Schema], required: list[str] | None = None, **kw: 
     }
 
 
+# Inputs are parsed strictly (resolvers/validation.py): the format as a pattern too, so
+# tools that treat `format` as a mere annotation do not count "" as a valid id or date.
+INPUT_PATTERNS = {
+    "uuid": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "date": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+}
+
+
+def as_input(schema: Schema) -> Schema:
+    pattern = INPUT_PATTERNS.get(schema.get("format", ""))
+    return {**schema, "pattern": pattern} if pattern else schema
+
+
 def request_obj(properties: dict[str, Schema], required: list[str], not_null: frozenset[str] = frozenset()) -> Schema:
     """A request body: optional fields also accept null, which the resolvers read as absent."""
-    props = {k: v if k in required or k in not_null else nullable(v) for k, v in properties.items()}
+    props = {k: as_input(v) if k in required or k in not_null else nullable(as_input(v)) for k, v in properties.items()}
     return obj(props, required=required)
 
 
@@ -494,6 +507,7 @@ __all__ = [
     "NAME",
     "SHORT_TEXT",
     "array",
+    "as_input",
     "boolean",
     "component_schemas",
     "data_envelope",
