@@ -526,6 +526,36 @@ def paths() -> dict[str, Any]:
     }
 
 
+# Where an id in a success response is used next (OpenAPI links; stateful test tools follow them).
+LINKS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("createWorkspace", "$response.body#/data/id"): (
+        "getWorkspace",
+        "registerImport",
+        "calculateWorkspace",
+        "generatePack",
+    ),
+    ("listWorkspaces", "$response.body#/data/0/id"): ("getWorkspace",),
+    ("calculateWorkspace", "$response.body#/data/workspace_id"): ("getWorkspaceQuality", "generatePack"),
+    ("generatePack", "$response.body#/data/id"): ("getPack", "listPackArtifacts", "recordApproval"),
+    ("listPackArtifacts", "$response.body#/data/0/id"): ("downloadArtifact",),
+    ("createEvidenceItem", "$response.body#/data/id"): ("getEvidenceItem",),
+    ("listEvidenceItems", "$response.body#/data/0/id"): ("getEvidenceItem",),
+    ("listLegacyReports", "$response.body#/data/0/id"): ("getLegacyReport",),
+}
+
+
+def _add_links(all_paths: dict[str, Any]) -> dict[str, Any]:
+    operations = {op["operationId"]: op for item in all_paths.values() for op in item.values()}
+    for (source, expression), targets in LINKS.items():
+        responses = operations[source]["responses"]
+        success = next(r for status, r in responses.items() if status.startswith("2"))
+        links = success.setdefault("links", {})
+        for target in targets:
+            assert target in operations, target
+            links[target] = {"operationId": target, "parameters": {"id": expression}}
+    return all_paths
+
+
 def _error_responses() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for code, (name, description) in ERRORS.items():
@@ -550,7 +580,7 @@ def document() -> dict[str, Any]:
         "servers": [{"url": "/api"}],
         "security": BEARER,
         "tags": [{"name": t} for t in ("workspaces", "calculations", "packs", "evidence", "webhooks", "legacy")],
-        "paths": paths(),
+        "paths": _add_links(paths()),
         "components": {
             "securitySchemes": {
                 "bearerAuth": {
