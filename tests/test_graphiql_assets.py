@@ -105,3 +105,14 @@ def test_pins_match_the_page_strawberry_ships() -> None:
         for file, sri in package.files:
             assert f"https://unpkg.com/{package.spec}/{file}" in page
             assert sri in page
+
+
+def test_cli_without_npm_fails_clearly_and_installs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evidence_gateway.cli import main
+
+    monkeypatch.setattr(graphiql.shutil, "which", lambda _name: None)
+    assert main(["graphiql-assets", "--dir", str(tmp_path / "assets")]) == 1
+    assert "npm not found" in capsys.readouterr().err
+    assert not (tmp_path / "assets").exists()
