@@ -278,7 +278,7 @@ def load(port: int, sc: Scenario, duration: float, connections: int = CONNECTION
     """Drive one scenario for `duration` seconds from a separate, pinned process."""
     url = f"http://127.0.0.1:{port}{sc.path}"
     if shutil.which("wrk"):
-        cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(duration))}s", "--latency", "-s"]
+        cmd = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(duration))}s", "--timeout", "10s", "--latency", "-s"]
         cmd += [str(BENCH / "wrk_request.lua"), url]
         env = dict(os.environ, BENCH_KEY=sc.key, BENCH_METHOD=sc.method, BENCH_BODY=sc.body or "")
         tool = "wrk"
