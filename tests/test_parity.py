@@ -104,6 +104,104 @@ async def _gql_no_key(api: Api, api_b: Api, env: Env) -> str:
     return gql_outcome(await api.gql(GQL_CREATE, {"i": {"name": "x"}}, key=None))
 
 
+ROWS = [
+    {"mode": "road", "distance_km": 420, "mass_tonnes": 12},
+    {"mode": "rail", "distance_km": 900, "mass_tonnes": 30},
+]
+
+
+async def _imported(api: Api, api_b: Api) -> Env:
+    env = await _one_workspace(api, api_b)
+    resp = await api.post(f"/api/v2/workspaces/{env['ws']['id']}/imports", {"source_row_count": 2, "shipments": ROWS})
+    assert resp.status_code == 201
+    return env
+
+
+async def _calculated(api: Api, api_b: Api) -> Env:
+    env = await _imported(api, api_b)
+    assert (await api.post(f"/api/v2/workspaces/{env['ws']['id']}/calculate", {})).status_code == 200
+    return env
+
+
+async def _with_pack(api: Api, api_b: Api) -> Env:
+    env = await _calculated(api, api_b)
+    resp = await api.post(f"/api/v2/workspaces/{env['ws']['id']}/packs", {})
+    assert resp.status_code == 201
+    env["pack"] = resp.json()["data"]
+    return env
+
+
+async def _workspace_state(api: Api, env: Env) -> Any:
+    data = (await api.get(f"/api/v2/workspaces/{env['ws']['id']}")).json()["data"]
+    run, pack, quality = data["latest_calculation_run"], data["latest_pack"], data["latest_quality_assessment"]
+    return (
+        data["status"],
+        run and (run["status"], run["rerun_hash"]),
+        quality and (quality["coverage_score"], quality["primary_data_percent"]),
+        # pack_hash differs between fresh environments: the files name their own record ids.
+        pack and (pack["version_number"], pack["status"], pack["pack_hash"] is not None),
+    )
+
+
+async def _evidence_state(api: Api, env: Env) -> Any:
+    body = (await api.get("/api/v2/evidence-items", params={"workspace_id": env["ws"]["id"]})).json()
+    return [(e["title"], e["attachment_scope"], e["verification_status"]) for e in body["data"]]
+
+
+GQL_CALCULATE = "mutation($id: UUID!) { calculateWorkspace(workspaceId: $id) { status } }"
+GQL_PACK = "mutation($id: UUID!) { generatePack(workspaceId: $id) { pack { id } } }"
+GQL_APPROVAL = (
+    "mutation($id: UUID!, $i: RecordApprovalInput!) { recordApproval(packId: $id, input: $i) { statusAfter } }"
+)
+GQL_EVIDENCE = "mutation($i: CreateEvidenceItemInput!) { createEvidenceItem(input: $i) { id } }"
+
+
+def workspace_action(name: str, setup: Callable[[Api, Api], Awaitable[Env]], action: str, gql_doc: str,
+                     expected: str, *, as_other_org: bool = False) -> Scenario:  # fmt: skip
+    async def rest(api: Api, api_b: Api, env: Env) -> str:
+        caller = api_b if as_other_org else api
+        return rest_outcome(await caller.post(f"/api/v2/workspaces/{env['ws']['id']}/{action}", {}))
+
+    async def gql(api: Api, api_b: Api, env: Env) -> str:
+        caller = api_b if as_other_org else api
+        return gql_outcome(await caller.gql(gql_doc, {"id": env["ws"]["id"]}))
+
+    return Scenario(name, setup, rest, gql, _workspace_state, expected)
+
+
+def approval_scenario(name: str, action_type: str, expected: str) -> Scenario:
+    async def rest(api: Api, api_b: Api, env: Env) -> str:
+        resp = await api.post(f"/api/v2/packs/{env['pack']['id']}/approvals", {"action_type": action_type})
+        return rest_outcome(resp)
+
+    async def gql(api: Api, api_b: Api, env: Env) -> str:
+        return gql_outcome(await api.gql(GQL_APPROVAL, {"id": env["pack"]["id"], "i": {"actionType": action_type}}))
+
+    return Scenario(name, _with_pack, rest, gql, _workspace_state, expected)
+
+
+def evidence_scenario(name: str, expected: str, *, foreign_workspace: bool) -> Scenario:
+    async def setup(api: Api, api_b: Api) -> Env:
+        env = await _one_workspace(api, api_b)
+        env["other_ws"] = await create_workspace(api_b, name="theirs")
+        return env
+
+    def target(env: Env) -> str:
+        return str(env["other_ws"]["id"] if foreign_workspace else env["ws"]["id"])
+
+    async def rest(api: Api, api_b: Api, env: Env) -> str:
+        body = {"evidence_type": "fuel_receipt", "title": "Diesel March", "file_name": "r.pdf",
+                "file_url": "https://files.example.com/r.pdf", "workspace_id": target(env)}  # fmt: skip
+        return rest_outcome(await api.post("/api/v2/evidence-items", body))
+
+    async def gql(api: Api, api_b: Api, env: Env) -> str:
+        data = {"evidenceType": "fuel_receipt", "title": "Diesel March", "fileName": "r.pdf",
+                "fileUrl": "https://files.example.com/r.pdf", "workspaceId": target(env)}  # fmt: skip
+        return gql_outcome(await api.gql(GQL_EVIDENCE, {"i": data}))
+
+    return Scenario(name, setup, rest, gql, _evidence_state, expected)
+
+
 SCENARIOS = [
     create_scenario("create workspace", {"name": "A", "reporting_period_start": "2025-01-01"},
                     {"name": "A", "reportingPeriodStart": "2025-01-01"}, "ok"),
@@ -120,6 +218,17 @@ SCENARIOS = [
     import_scenario("import a bad row", [{"mode": "road", "distance_km": -5}],
                     [{"mode": "road", "distanceKm": -5}], "BAD_USER_INPUT"),
     import_scenario("import into other organisation's workspace", [], [], "NOT_FOUND", as_other_org=True),
+    workspace_action("calculate imported rows", _imported, "calculate", GQL_CALCULATE, "ok"),
+    workspace_action("calculate without any data", _one_workspace, "calculate", GQL_CALCULATE, "CONFLICT"),
+    workspace_action("calculate other organisation's workspace", _imported, "calculate", GQL_CALCULATE,
+                     "NOT_FOUND", as_other_org=True),
+    workspace_action("generate a pack", _calculated, "packs", GQL_PACK, "ok"),
+    workspace_action("generate a pack before calculating", _imported, "packs", GQL_PACK, "CONFLICT"),
+    approval_scenario("request review", "requested", "ok"),
+    approval_scenario("approve a pack not in review", "approved", "CONFLICT"),
+    evidence_scenario("attach evidence to a workspace", "ok", foreign_workspace=False),
+    evidence_scenario("attach evidence to another organisation's workspace", "BAD_USER_INPUT",
+                      foreign_workspace=True),
 ]  # fmt: skip
 
 
