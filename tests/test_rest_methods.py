@@ -41,3 +41,14 @@ async def test_both_methods_of_a_merged_path_still_work(client: httpx.AsyncClien
     assert [w["name"] for w in listed.json()["data"]] == ["merged"]
     head = await client.head("/api/v2/workspaces", headers=headers)
     assert head.status_code == 200
+
+
+@pytest.mark.parametrize("path", list(document()["paths"]))
+async def test_every_documented_path_answers_405_with_its_documented_methods(
+    client: httpx.AsyncClient, path: str
+) -> None:
+    documented = {m.upper() for m in document()["paths"][path]}
+    expected = documented | ({"HEAD"} if "GET" in documented else set())
+    resp = await client.request("DELETE", "/api" + path.replace("{id}", "00000000-0000-0000-0000-000000000000"))
+    assert resp.status_code == 405
+    assert {m.strip() for m in resp.headers["allow"].split(",")} == expected
