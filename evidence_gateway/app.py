@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 
 from evidence_gateway import graphiql, rest_compat
+from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
@@ -50,5 +51,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     app.state.db = db
     app.state.settings = settings
+    app.state.key_cache = KeyCache(settings.auth_cache_seconds)
     settings.secret_key = settings.resolved_secret_key()
     return app

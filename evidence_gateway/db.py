@@ -102,5 +102,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
-        immediate = conn.get_execution_options().get("sqlite_immediate", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        # Writes take the lock up front. Reads run in autocommit: each statement sees a
+        # committed snapshot, and a request saves a BEGIN round-trip to the driver thread.
+        if conn.get_execution_options().get("sqlite_immediate", False):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from evidence_gateway.errors import BadRequest, PayloadTooLarge
 
@@ -17,11 +17,15 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise PayloadTooLarge("request body too large", limit_bytes=limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge("request body too large", limit_bytes=limit)
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge("request body too large", limit_bytes=limit)
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # The client left mid-body: nobody reads the answer, and it is not a server fault.
+        raise BadRequest("client disconnected before the body was complete") from None
     return b"".join(chunks)
 
 

@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     webhook_connect_timeout_seconds: float = Field(default=3.0, gt=0)
     webhook_read_timeout_seconds: float = Field(default=5.0, gt=0)
     legacy_sunset: str | None = None
+    # Seconds a verified key is trusted per process (0: look it up on every request).
+    auth_cache_seconds: float = Field(default=5.0, ge=0)
     sql_echo: bool = False
     graphiql_assets_dir: str = ""
 

@@ -83,6 +83,8 @@ def settings(database_url: str) -> Settings:
         secret_key="test-secret-key",
         public_base_url="http://testserver",
         webhook_allow_private_targets=True,
+        # Keys are looked up on every request in tests; test_auth covers the cache itself.
+        auth_cache_seconds=0,
     )
 
 

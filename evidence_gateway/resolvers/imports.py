@@ -69,7 +69,8 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
         for start in range(0, len(rows), INSERT_CHUNK):
             chunk = rows[start : start + INSERT_CHUNK]
             await session.execute(
-                insert(Shipment),
+                # Core, not ORM bulk: the ORM drops None keys and splits sparse rows into many statements.
+                insert(Shipment.__table__),  # type: ignore[arg-type]
                 [
                     {
                         "id": uuid.uuid4(),

@@ -42,7 +42,7 @@ class JSONResponse(Response):
 
 async def caller(request: Request) -> Ctx:
     state = request.app.state
-    principal = await authenticate(state.db, request.headers.get("authorization"))
+    principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
     return Ctx(db=state.db, settings=state.settings, principal=principal)
 
 

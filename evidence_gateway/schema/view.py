@@ -49,7 +49,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
     async def get_context(self, request: Any, response: Any) -> GraphQLContext:
         state = request.app.state
         try:
-            principal = await authenticate(state.db, request.headers.get("authorization"))
+            principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
         except Unauthenticated:
             principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
         request.state.sub_response = response
