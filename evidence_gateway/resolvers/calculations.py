@@ -31,7 +31,7 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
-from evidence_gateway.resolvers import legacy, methodology
+from evidence_gateway.resolvers import batch, legacy, methodology
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.workspaces import (
@@ -354,32 +354,14 @@ async def latest_for_workspace(
 
 
 async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRun]:
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(CalculationRun).where(CalculationRun.org_id == ctx.org_id, col(CalculationRun.id).in_(ids))
-        )
-        return {r.id: r for r in rows.scalars()}
+    return await batch.one_per_key(ctx, CalculationRun, CalculationRun.id, ids)
 
 
 async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRun]]:
     """Every run of each workspace, newest first."""
-    out: dict[uuid.UUID, list[CalculationRun]] = {i: [] for i in ids}
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(CalculationRun)
-            .where(CalculationRun.org_id == ctx.org_id, col(CalculationRun.workspace_id).in_(ids))
-            .order_by(col(CalculationRun.created_at).desc(), col(CalculationRun.id).desc())
-        )
-        for run in rows.scalars():
-            out[run.workspace_id].append(run)
-    return out
+    newest = (col(CalculationRun.created_at).desc(), col(CalculationRun.id).desc())
+    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *newest)
 
 
 async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessment]:
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(DataQualityAssessment).where(
-                DataQualityAssessment.org_id == ctx.org_id, col(DataQualityAssessment.calculation_run_id).in_(ids)
-            )
-        )
-        return {a.calculation_run_id: a for a in rows.scalars()}
+    return await batch.one_per_key(ctx, DataQualityAssessment, DataQualityAssessment.calculation_run_id, ids)

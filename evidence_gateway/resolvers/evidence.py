@@ -25,6 +25,7 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, parse, parse_id
@@ -280,16 +281,8 @@ async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = 
 
 
 async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
-    out: dict[uuid.UUID, list[EvidenceItem]] = {i: [] for i in ids}
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(EvidenceItem)
-            .where(EvidenceItem.org_id == ctx.org_id, col(column).in_(ids))
-            .order_by(col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
-        )
-        for item in rows.scalars():
-            out.setdefault(getattr(item, column.key), []).append(item)
-    return out
+    newest = (col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
+    return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, *newest)
 
 
 async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:

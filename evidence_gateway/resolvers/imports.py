@@ -10,6 +10,7 @@ from sqlalchemy import insert, select
 from sqlmodel import col
 
 from evidence_gateway.models import DistanceSource, FuelType, ImportBatch, Shipment, TransportMode, WorkspaceStatus
+from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.validation import ShortText, StrictInput, parse
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
@@ -99,14 +100,6 @@ async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
 
 
 async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ImportBatch]]:
-    """Batch read for DataLoaders, scoped to the caller's organisation."""
-    out: dict[uuid.UUID, list[ImportBatch]] = {i: [] for i in ids}
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(ImportBatch)
-            .where(ImportBatch.org_id == ctx.org_id, col(ImportBatch.workspace_id).in_(ids))
-            .order_by(col(ImportBatch.created_at).desc())
-        )
-        for batch in rows.scalars():
-            out[batch.workspace_id].append(batch)
-    return out
+    """Every import of each workspace, newest first."""
+    newest = col(ImportBatch.created_at).desc()
+    return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, newest)

@@ -45,6 +45,7 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pack_render import render_and_store
 from evidence_gateway.resolvers.pack_snapshot import take_snapshot
@@ -437,25 +438,13 @@ def content_chunks(db: Any, artifact: PackArtifact) -> Callable[[], Any]:
 
 
 async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPack]:
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(ReportPack).where(ReportPack.org_id == ctx.org_id, col(ReportPack.id).in_(ids))
-        )
-        return {p.id: p for p in rows.scalars()}
+    return await batch.one_per_key(ctx, ReportPack, ReportPack.id, ids)
 
 
 async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPack]]:
     """Every pack of each workspace, newest version first."""
-    out: dict[uuid.UUID, list[ReportPack]] = {i: [] for i in ids}
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(ReportPack)
-            .where(ReportPack.org_id == ctx.org_id, col(ReportPack.workspace_id).in_(ids))
-            .order_by(col(ReportPack.version_number).desc())
-        )
-        for p in rows.scalars():
-            out[p.workspace_id].append(p)
-    return out
+    newest = col(ReportPack.version_number).desc()
+    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, newest)
 
 
 async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
@@ -466,13 +455,5 @@ async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUI
 
 async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalAction]]:
     """Every approval action of each pack, oldest first."""
-    out: dict[uuid.UUID, list[ApprovalAction]] = {i: [] for i in ids}
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(ApprovalAction)
-            .where(ApprovalAction.org_id == ctx.org_id, col(ApprovalAction.report_pack_id).in_(ids))
-            .order_by(col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
-        )
-        for a in rows.scalars():
-            out[a.report_pack_id].append(a)
-    return out
+    oldest = (col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
+    return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *oldest)

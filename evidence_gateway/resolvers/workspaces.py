@@ -14,6 +14,7 @@ from sqlmodel import col
 
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.models import Workspace, WorkspaceStatus
+from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.methodology import profile_exists
 from evidence_gateway.resolvers.pagination import Page, PageParams
@@ -79,11 +80,7 @@ async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
 
 async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Workspace]:
     """Batch read for DataLoaders: unknown or foreign ids are simply absent."""
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(Workspace).where(Workspace.org_id == ctx.org_id, col(Workspace.id).in_(ids))
-        )
-        return {w.id: w for w in rows.scalars()}
+    return await batch.one_per_key(ctx, Workspace, Workspace.id, ids)
 
 
 async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
