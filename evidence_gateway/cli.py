@@ -35,7 +35,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if args.database_url:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
-        get_settings.cache_clear()
+    if "EVIDENCE_PUBLIC_BASE_URL" not in os.environ:
+        # Links (signed downloads, file_url) must point at where this server listens.
+        host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
+        os.environ["EVIDENCE_PUBLIC_BASE_URL"] = f"http://{host}:{args.port}"
+    get_settings.cache_clear()
 
     async def demo_key(db: Database) -> str | None:
         if await organizations.organization_count(db):

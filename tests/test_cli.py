@@ -75,6 +75,21 @@ def test_serve_prints_demo_key_and_answers_over_a_socket(tmp_path: Path) -> None
         listed = httpx.get(f"{base}/api/v2/workspaces", headers=headers).json()
         assert listed["data"][0]["name"] == "over a socket"
         gql = httpx.post(f"{base}/graphql", json={"query": "{ workspaces { pagination { total } } }"}, headers=headers)
+        # Without EVIDENCE_PUBLIC_BASE_URL, the links the API hands out point at this server.
+        wid = created.json()["data"]["id"]
+        row = {"mode": "road", "distance_km": 100, "mass_tonnes": 2}
+        imported = httpx.post(
+            f"{base}/api/v2/workspaces/{wid}/imports", json={"source_row_count": 1, "shipments": [row]}, headers=headers
+        )
+        assert imported.status_code == 201
+        assert httpx.post(f"{base}/api/v2/workspaces/{wid}/calculate", json={}, headers=headers).status_code == 200
+        pack = httpx.post(f"{base}/api/v2/workspaces/{wid}/packs", json={}, headers=headers, timeout=30)
+        artifacts = httpx.get(f"{base}/api/v2/packs/{pack.json()['data']['id']}/artifacts", headers=headers).json()
+        link = artifacts["data"][0]["signed_download_url"]
+        assert link.startswith(f"{base}/api/v2/artifacts/")
+        download = httpx.get(link)  # no key: the signature is the credential
+        assert download.status_code == 200
+        assert download.content.startswith(b"%PDF")
         assert gql.json()["data"]["workspaces"]["pagination"]["total"] == 1
     finally:
         proc.terminate()
