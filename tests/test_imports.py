@@ -62,6 +62,9 @@ async def test_import_stores_shipment_rows(api: Api) -> None:
         ([row(), row(), row(mass_tonnes="12")], "shipments[2].mass_tonnes"),
         ([row(fuel_type="diesel", fuel_amount=0)], "shipments[0].fuel_amount"),
         ([row(distance_source="guessed")], "shipments[0].distance_source"),
+        ([row(distance_km=1e308)], "shipments[0].distance_km"),
+        ([row(mass_tonnes=2_000_000)], "shipments[0].mass_tonnes"),
+        ([row(carrier_intensity_g_per_tkm=1e7)], "shipments[0].carrier_intensity_g_per_tkm"),
         ([row(), "not an object"], "shipments[1]"),
         ("rows", "shipments"),
     ],
@@ -104,3 +107,11 @@ async def test_import_over_its_own_limit_is_413(api: Api) -> None:
     resp = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 50, "shipments": [row()] * 50})
     assert resp.status_code == 413
     assert await shipment_count(api) == 0
+
+
+async def test_whole_number_floats_count_as_integers(api: Api) -> None:
+    """JSON Schema's integer includes 3.0; 3.5, "3" and true stay refused (see test above)."""
+    ws = await create_workspace(api)
+    resp = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 12293.0})
+    assert resp.status_code == 201
+    assert resp.json()["data"]["source_row_count"] == 12293

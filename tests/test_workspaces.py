@@ -89,6 +89,14 @@ async def test_list_rejects_out_of_range_pages(api: Api, params: dict[str, objec
         ({"name": "x", "reporting_period_start": "01/02/2025"}, {"reporting_period_start"}),
         ({"name": "x", "reporting_period_end": 20250101}, {"reporting_period_end"}),
         ({"name": "x", "default_methodology_profile_id": "nope"}, {"default_methodology_profile_id"}),
+        (
+            {"name": "x", "default_methodology_profile_id": "{12345678-1234-1234-1234-123456789abc}"},
+            {"default_methodology_profile_id"},
+        ),
+        (
+            {"name": "x", "default_methodology_profile_id": "12345678123412341234123456789abc"},
+            {"default_methodology_profile_id"},
+        ),
         ({"name": "x", "external_reference": ["a"]}, {"external_reference"}),
         ({"name": None, "reporting_period_start": "bad"}, {"name", "reporting_period_start"}),
     ],

@@ -38,48 +38,59 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
                 "created": created.astimezone(UTC).replace(tzinfo=None),
             }
         )
-        bold = workbook.add_format({"bold": True})
-        summary = workbook.add_worksheet("Summary")
-        facts: list[tuple[str, Any]] = [
-            ("Workspace", data.workspace.name),
-            ("External reference", data.workspace.external_reference),
-            ("Reporting period", period(data.workspace.reporting_period_start, data.workspace.reporting_period_end)),
-            ("Calculation run", str(data.run.id)),
-            ("Run completed at", iso(data.run.completed_at)),
-            ("Rerun hash", data.run.rerun_hash),
-            ("Total CO2e (kg)", data.run.total_co2e_kg),
-            ("Total tonne-km", data.run.total_tonne_km),
-            ("Shipments used", data.run.shipment_count),
-        ]
-        summary.set_column(0, 0, 22)
-        summary.set_column(1, 3, 20)
-        for r, (label, value) in enumerate(facts):
-            summary.write_string(r, 0, label, bold)
-            if value is not None:
-                summary.write(r, 1, value)
-        r = len(facts) + 1
-        summary.write_row(r, 0, ["Mode", "CO2e (kg)", "Tonne-km", "Shipments"], bold)
-        for mode, totals in sorted(data.run.totals_by_mode.items()):
-            r += 1
-            summary.write_string(r, 0, mode)
-            summary.write_row(r, 1, [totals.get("co2e_kg"), totals.get("tonne_km"), totals.get("shipment_count")])
+        try:
+            bold = workbook.add_format({"bold": True})
+            summary = workbook.add_worksheet("Summary")
+            facts: list[tuple[str, Any]] = [
+                ("Workspace", data.workspace.name),
+                ("External reference", data.workspace.external_reference),
+                (
+                    "Reporting period",
+                    period(data.workspace.reporting_period_start, data.workspace.reporting_period_end),
+                ),
+                ("Calculation run", str(data.run.id)),
+                ("Run completed at", iso(data.run.completed_at)),
+                ("Rerun hash", data.run.rerun_hash),
+                ("Total CO2e (kg)", data.run.total_co2e_kg),
+                ("Total tonne-km", data.run.total_tonne_km),
+                ("Shipments used", data.run.shipment_count),
+            ]
+            summary.set_column(0, 0, 22)
+            summary.set_column(1, 3, 20)
+            for r, (label, value) in enumerate(facts):
+                summary.write_string(r, 0, label, bold)
+                if value is not None:
+                    summary.write(r, 1, value)
+            r = len(facts) + 1
+            summary.write_row(r, 0, ["Mode", "CO2e (kg)", "Tonne-km", "Shipments"], bold)
+            for mode, totals in sorted(data.run.totals_by_mode.items()):
+                r += 1
+                summary.write_string(r, 0, mode)
+                summary.write_row(r, 1, [totals.get("co2e_kg"), totals.get("tonne_km"), totals.get("shipment_count")])
 
-        sheet = workbook.add_worksheet("Shipments")
-        sheet.write_row(0, 0, SHIPMENT_COLUMNS, bold)
-        sheet.freeze_panes(1, 0)
-        # The hot loop of a 50k-row pack: exact class checks and bound methods.
-        write_string, write_number, write_boolean = sheet.write_string, sheet.write_number, sheet.write_boolean
-        for i, row in enumerate(rows, start=1):
-            for c, value in enumerate(row):
-                if value is None:
-                    continue
-                kind = value.__class__
-                if kind is str:
-                    write_string(i, c, value)
-                elif kind is float or kind is int:
-                    write_number(i, c, value)
-                elif kind is bool:
-                    write_boolean(i, c, value)
-                else:
-                    write_string(i, c, _value(value))
+            sheet = workbook.add_worksheet("Shipments")
+            sheet.write_row(0, 0, SHIPMENT_COLUMNS, bold)
+            sheet.freeze_panes(1, 0)
+            # The hot loop of a 50k-row pack: exact class checks and bound methods.
+            write_string, write_number, write_boolean = sheet.write_string, sheet.write_number, sheet.write_boolean
+            for i, row in enumerate(rows, start=1):
+                for c, value in enumerate(row):
+                    if value is None:
+                        continue
+                    kind = value.__class__
+                    if kind is str:
+                        write_string(i, c, value)
+                    elif kind is float or kind is int:
+                        write_number(i, c, value)
+                    elif kind is bool:
+                        write_boolean(i, c, value)
+                    else:
+                        write_string(i, c, _value(value))
+        except BaseException:
+            # constant_memory keeps an open temp file per sheet until close(); a failed
+            # render must not leak them (the pack is marked failed by the caller).
+            for worksheet in workbook.worksheets():
+                if worksheet.row_data_fh is not None:
+                    worksheet.row_data_fh.close()
+            raise
         workbook.close()

@@ -12,7 +12,7 @@ from sqlmodel import col
 from evidence_gateway.models import DistanceSource, FuelType, ImportBatch, Shipment, TransportMode, WorkspaceStatus
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.validation import ShortText, StrictInput, parse
+from evidence_gateway.resolvers.validation import ShortText, StrictInput, WholeNumber, parse
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
 
@@ -20,8 +20,12 @@ from evidence_gateway.timeutil import utcnow
 ModeName = Literal[tuple(m.value for m in TransportMode)]  # type: ignore[valid-type]
 FuelName = Literal[tuple(f.value for f in FuelType)]  # type: ignore[valid-type]
 DistanceSourceName = Literal[tuple(d.value for d in DistanceSource)]  # type: ignore[valid-type]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+# Upper bounds keep every product finite and catch unit mistakes (metres for km, kg for t):
+# no leg is longer than 50,000 km, no consignment heavier than 1,000,000 t.
+DistanceKm = Annotated[float, Field(ge=0, le=50_000, allow_inf_nan=False)]
+MassTonnes = Annotated[float, Field(ge=0, le=1_000_000, allow_inf_nan=False)]
+FuelAmount = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+Intensity = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
 Label = Annotated[str, Field(max_length=200)]
 
 INSERT_CHUNK = 5_000
@@ -32,18 +36,18 @@ class ShipmentRow(StrictInput):
 
     external_id: Label | None = None
     mode: ModeName | None = None
-    distance_km: NonNegative | None = None
-    mass_tonnes: NonNegative | None = None
+    distance_km: DistanceKm | None = None
+    mass_tonnes: MassTonnes | None = None
     origin: Label | None = None
     destination: Label | None = None
     fuel_type: FuelName | None = None
-    fuel_amount: Positive | None = None
-    carrier_intensity_g_per_tkm: Positive | None = None
+    fuel_amount: FuelAmount | None = None
+    carrier_intensity_g_per_tkm: Intensity | None = None
     distance_source: DistanceSourceName = DistanceSource.measured.value  # type: ignore[valid-type]
 
 
 class ImportCreate(StrictInput):
-    source_row_count: Annotated[int, Field(ge=0, le=2**31 - 1)]
+    source_row_count: Annotated[WholeNumber, Field(ge=0, le=2**31 - 1)]
     source_filename: ShortText | None = None
     source_file_type: ShortText | None = None
     mapping_profile_name: ShortText | None = None

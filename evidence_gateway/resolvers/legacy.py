@@ -18,7 +18,14 @@ from evidence_gateway.models import CalculationRun, LegacyReport, ReportPack
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
-from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, errors_to_fields, parse_id
+from evidence_gateway.resolvers.validation import (
+    IsoDate,
+    StrictInput,
+    UUIDField,
+    WholeNumber,
+    errors_to_fields,
+    parse_id,
+)
 from evidence_gateway.resolvers.workspaces import periods_overlap
 from evidence_gateway.timeutil import utcnow
 
@@ -121,7 +128,7 @@ class LegacyRecord(StrictInput):
     reporting_period_end: IsoDate | None = None
     status: Literal["draft", "final"] = "final"
     total_co2e_kg: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-    shipment_count: Annotated[int, Field(ge=0, le=2**31 - 1)] = 0
+    shipment_count: Annotated[WholeNumber, Field(ge=0, le=2**31 - 1)] = 0
 
     @model_validator(mode="after")
     def _period_in_order(self) -> LegacyRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from datetime import date
@@ -28,19 +29,31 @@ def _iso_date(value: Any) -> Any:
         raise ValueError("must be a valid date (YYYY-MM-DD)") from None
 
 
+_CANONICAL_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
 def _uuid(value: Any) -> Any:
+    # Only the canonical 8-4-4-4-12 spelling the contract documents; uuid.UUID() alone
+    # would also take braces, "urn:uuid:" and bare hex.
     if isinstance(value, uuid.UUID):
         return value
-    if not isinstance(value, str):
-        raise ValueError("must be a UUID string")
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise ValueError("must be a valid UUID") from None
+    if not isinstance(value, str) or not _CANONICAL_UUID.fullmatch(value):
+        raise ValueError("must be a UUID string (8-4-4-4-12 hex)")
+    return uuid.UUID(value)
+
+
+def _whole_number(value: Any) -> Any:
+    # JSON Schema's "integer" includes 3.0; "3", true and 3.5 stay refused.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be a whole number")
+    return value
 
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]
 UUIDField = Annotated[uuid.UUID, BeforeValidator(_uuid)]
+WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=500)]
 
@@ -100,7 +113,6 @@ def parse_id(value: Any, what: str) -> uuid.UUID:
     """A path/argument id that is not a UUID names no record: 404 like an unknown id."""
     if isinstance(value, uuid.UUID):
         return value
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise NotFound(f"{what} not found") from None
+    if not isinstance(value, str) or not _CANONICAL_UUID.fullmatch(value):
+        raise NotFound(f"{what} not found")
+    return uuid.UUID(value)
