@@ -86,7 +86,7 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
     if cache is not None and (cached := cache.get(key_hash)) is not None:
         return cached
     stmt = select(col(ApiKey.id), col(ApiKey.org_id)).where(
-        ApiKey.key_hash == key_hash,
+        col(ApiKey.key_hash) == key_hash,
         col(ApiKey.revoked_at).is_(None),
     )
     async with db.read() as session:

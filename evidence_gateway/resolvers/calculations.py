@@ -119,7 +119,7 @@ async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> _P
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
     rows = await session.execute(
         select(ImportBatch)
-        .where(ImportBatch.workspace_id == workspace_id, ImportBatch.org_id == ctx.org_id)
+        .where(col(ImportBatch.workspace_id) == workspace_id, col(ImportBatch.org_id) == ctx.org_id)
         .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
     )
     return list(rows.scalars())
@@ -319,7 +319,10 @@ async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
         found = (
             await session.execute(
                 select(DataQualityAssessment)
-                .where(DataQualityAssessment.workspace_id == workspace.id, DataQualityAssessment.org_id == ctx.org_id)
+                .where(
+                    col(DataQualityAssessment.workspace_id) == workspace.id,
+                    col(DataQualityAssessment.org_id) == ctx.org_id,
+                )
                 .order_by(col(DataQualityAssessment.assessed_at).desc(), col(DataQualityAssessment.id).desc())
                 .limit(1)
             )
@@ -338,15 +341,15 @@ async def latest_for_workspace(
     run = (
         await session.execute(
             select(CalculationRun).where(
-                CalculationRun.id == workspace.latest_calculation_run_id, CalculationRun.org_id == ctx.org_id
+                col(CalculationRun.id) == workspace.latest_calculation_run_id, col(CalculationRun.org_id) == ctx.org_id
             )
         )
     ).scalar_one_or_none()
     assessment = (
         await session.execute(
             select(DataQualityAssessment).where(
-                DataQualityAssessment.calculation_run_id == workspace.latest_calculation_run_id,
-                DataQualityAssessment.org_id == ctx.org_id,
+                col(DataQualityAssessment.calculation_run_id) == workspace.latest_calculation_run_id,
+                col(DataQualityAssessment.org_id) == ctx.org_id,
             )
         )
     ).scalar_one_or_none()

@@ -262,12 +262,12 @@ class _ListFilter(StrictInput):
 async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = None) -> Page[EvidenceItem]:
     """Newest first; optionally one workspace's items (unknown or foreign workspace: 404)."""
     wid = parse(_ListFilter, {"workspace_id": workspace_id}).workspace_id
-    scoped = [EvidenceItem.org_id == ctx.org_id]
+    scoped = [col(EvidenceItem.org_id) == ctx.org_id]
     async with ctx.db.read() as session:
         if wid is not None:
             if await scoped_workspace(session, ctx, wid) is None:
                 raise NotFound("workspace not found", resource="workspace", id=str(wid))
-            scoped.append(EvidenceItem.workspace_id == wid)
+            scoped.append(col(EvidenceItem.workspace_id) == wid)
         total = (await session.execute(select(func.count()).select_from(EvidenceItem).where(*scoped))).scalar_one()
         rows = await session.execute(
             select(EvidenceItem)

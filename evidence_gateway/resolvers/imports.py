@@ -97,7 +97,7 @@ async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
         workspace = await load_workspace(session, ctx, workspace_id)
         rows = await session.execute(
             select(ImportBatch)
-            .where(ImportBatch.workspace_id == workspace.id)
+            .where(col(ImportBatch.workspace_id) == workspace.id)
             .order_by(col(ImportBatch.created_at).desc())
         )
         return list(rows.scalars())

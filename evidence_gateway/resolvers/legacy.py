@@ -48,14 +48,14 @@ async def _successors(
         return workspaces, packs
     runs = await session.execute(
         select(col(CalculationRun.legacy_report_id), col(CalculationRun.workspace_id))
-        .where(CalculationRun.org_id == ctx_org, col(CalculationRun.legacy_report_id).in_(ids))
+        .where(col(CalculationRun.org_id) == ctx_org, col(CalculationRun.legacy_report_id).in_(ids))
         .order_by(col(CalculationRun.created_at).asc())
     )
     for legacy_id, workspace_id in runs:
         workspaces[legacy_id] = workspace_id  # newest wins
     found = await session.execute(
         select(col(ReportPack.legacy_report_id), col(ReportPack.id))
-        .where(ReportPack.org_id == ctx_org, col(ReportPack.legacy_report_id).in_(ids))
+        .where(col(ReportPack.org_id) == ctx_org, col(ReportPack.legacy_report_id).in_(ids))
         .order_by(col(ReportPack.created_at).asc())
     )
     for legacy_id, pack_id in found:
@@ -70,7 +70,7 @@ async def _views(session: AsyncSession, ctx: Ctx, reports: list[LegacyReport]) -
 
 async def list_legacy_reports(ctx: Ctx, params: PageParams) -> Page[LegacyReportView]:
     """Newest first, like workspaces."""
-    scoped = LegacyReport.org_id == ctx.org_id
+    scoped = col(LegacyReport.org_id) == ctx.org_id
     async with ctx.db.read() as session:
         total = (await session.execute(select(func.count()).select_from(LegacyReport).where(scoped))).scalar_one()
         rows = await session.execute(
@@ -94,13 +94,13 @@ async def get_legacy_report(ctx: Ctx, report_id: Any) -> LegacyReportView:
 
 async def load_legacy_report(session: AsyncSession, ctx: Ctx, report_id: uuid.UUID) -> LegacyReport | None:
     """Another organisation's report is simply not there."""
-    stmt = select(LegacyReport).where(LegacyReport.id == report_id, LegacyReport.org_id == ctx.org_id)
+    stmt = select(LegacyReport).where(col(LegacyReport.id) == report_id, col(LegacyReport.org_id) == ctx.org_id)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
 async def find_compatible(session: AsyncSession, ctx: Ctx, start: date | None, end: date | None) -> LegacyReport | None:
     """The organisation's best legacy report overlapping the period: final first, then the latest."""
-    rows = await session.execute(select(LegacyReport).where(LegacyReport.org_id == ctx.org_id))
+    rows = await session.execute(select(LegacyReport).where(col(LegacyReport.org_id) == ctx.org_id))
     candidates = [
         r for r in rows.scalars() if periods_overlap(start, end, r.reporting_period_start, r.reporting_period_end)
     ]

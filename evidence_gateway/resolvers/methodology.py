@@ -26,7 +26,7 @@ async def list_profiles(ctx: Ctx) -> list[MethodologyProfile]:
 
 
 async def profile_exists(session: AsyncSession, profile_id: uuid.UUID) -> bool:
-    found = await session.execute(select(col(MethodologyProfile.id)).where(MethodologyProfile.id == profile_id))
+    found = await session.execute(select(col(MethodologyProfile.id)).where(col(MethodologyProfile.id) == profile_id))
     return found.scalar_one_or_none() is not None
 
 
@@ -54,7 +54,7 @@ async def load_factor_set(session: AsyncSession, profile: MethodologyProfile) ->
             col(EmissionFactor.key),
             col(EmissionFactor.wtw_value),
             col(EmissionFactor.ttw_value),
-        ).where(EmissionFactor.factor_version_id == profile.factor_version_id)
+        ).where(col(EmissionFactor.factor_version_id) == profile.factor_version_id)
     )
     wtw = profile.boundary.upper() == "WTW"
     modes: dict[str, float] = {}

@@ -6,6 +6,7 @@ import base64
 import secrets
 
 from sqlalchemy import func, select
+from sqlmodel import col
 
 from evidence_gateway.auth import generate_key, hash_key
 from evidence_gateway.db import Database
@@ -18,7 +19,7 @@ def new_webhook_secret() -> str:
 
 async def get_or_create_org(db: Database, name: str) -> Organization:
     async with db.write() as session:
-        org = (await session.execute(select(Organization).where(Organization.name == name))).scalar_one_or_none()
+        org = (await session.execute(select(Organization).where(col(Organization.name) == name))).scalar_one_or_none()
         if org is None:
             org = Organization(name=name, webhook_signing_secret=new_webhook_secret())
             session.add(org)

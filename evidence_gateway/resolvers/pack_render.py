@@ -233,10 +233,10 @@ async def _row_page(ctx: Ctx, run_id: uuid.UUID, batch_id: uuid.UUID, after: int
             & (col(Shipment.row_index) == col(ShipmentEmission.row_index)),
         )
         .where(
-            ShipmentEmission.calculation_run_id == run_id,
+            col(ShipmentEmission.calculation_run_id) == run_id,
             col(ShipmentEmission.row_index) > after,
-            Shipment.import_batch_id == batch_id,
-            Shipment.org_id == ctx.org_id,
+            col(Shipment.import_batch_id) == batch_id,
+            col(Shipment.org_id) == ctx.org_id,
         )
         .order_by(col(ShipmentEmission.row_index))
         .limit(ROW_CHUNK)

@@ -57,7 +57,7 @@ async def take_snapshot(
         (
             await session.execute(
                 select(ImportBatch)
-                .where(ImportBatch.workspace_id == workspace.id, ImportBatch.org_id == ctx.org_id)
+                .where(col(ImportBatch.workspace_id) == workspace.id, col(ImportBatch.org_id) == ctx.org_id)
                 .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
             )
         ).scalars()
@@ -136,7 +136,7 @@ async def _methodology_info(session: AsyncSession, run: CalculationRun) -> Metho
     factors = (
         await session.execute(
             select(EmissionFactor)
-            .where(EmissionFactor.factor_version_id == version_id)
+            .where(col(EmissionFactor.factor_version_id) == version_id)
             .order_by(col(EmissionFactor.kind), col(EmissionFactor.key))
         )
     ).scalars()
@@ -157,14 +157,18 @@ async def _methodology_info(session: AsyncSession, run: CalculationRun) -> Metho
 
 async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[EvidenceInfo]:
     """Items attached to the workspace, to one of its shipments, or to one of its packs."""
-    packs = select(ReportPack.id).where(ReportPack.workspace_id == workspace_id, ReportPack.org_id == ctx.org_id)
-    shipments = select(Shipment.id).where(Shipment.workspace_id == workspace_id, Shipment.org_id == ctx.org_id)
+    packs = select(ReportPack.id).where(
+        col(ReportPack.workspace_id) == workspace_id, col(ReportPack.org_id) == ctx.org_id
+    )
+    shipments = select(Shipment.id).where(
+        col(Shipment.workspace_id) == workspace_id, col(Shipment.org_id) == ctx.org_id
+    )
     rows = await session.execute(
         select(EvidenceItem)
         .where(
-            EvidenceItem.org_id == ctx.org_id,
+            col(EvidenceItem.org_id) == ctx.org_id,
             or_(
-                EvidenceItem.workspace_id == workspace_id,
+                col(EvidenceItem.workspace_id) == workspace_id,
                 col(EvidenceItem.report_pack_id).in_(packs),
                 col(EvidenceItem.shipment_id).in_(shipments),
             ),
@@ -216,8 +220,8 @@ async def _audit(
             await session.execute(
                 select(CalculationRun)
                 .where(
-                    CalculationRun.workspace_id == workspace_id,
-                    CalculationRun.org_id == ctx.org_id,
+                    col(CalculationRun.workspace_id) == workspace_id,
+                    col(CalculationRun.org_id) == ctx.org_id,
                     col(CalculationRun.created_at) <= run.created_at,
                 )
                 .order_by(col(CalculationRun.created_at).asc(), col(CalculationRun.id).asc())
@@ -228,7 +232,7 @@ async def _audit(
         (
             await session.execute(
                 select(ApprovalAction)
-                .where(ApprovalAction.workspace_id == workspace_id, ApprovalAction.org_id == ctx.org_id)
+                .where(col(ApprovalAction.workspace_id) == workspace_id, col(ApprovalAction.org_id) == ctx.org_id)
                 .order_by(col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
             )
         ).scalars()

@@ -143,13 +143,14 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         assessment = (
             await session.execute(
                 select(DataQualityAssessment).where(
-                    DataQualityAssessment.calculation_run_id == run.id, DataQualityAssessment.org_id == ctx.org_id
+                    col(DataQualityAssessment.calculation_run_id) == run.id,
+                    col(DataQualityAssessment.org_id) == ctx.org_id,
                 )
             )
         ).scalar_one_or_none()
         last = (
             await session.execute(
-                select(func.max(ReportPack.version_number)).where(ReportPack.workspace_id == workspace.id)
+                select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)
             )
         ).scalar_one()
         version = (last or 0) + 1
@@ -196,7 +197,8 @@ async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) ->
         run = (
             await session.execute(
                 select(CalculationRun).where(
-                    CalculationRun.id == workspace.latest_calculation_run_id, CalculationRun.org_id == ctx.org_id
+                    col(CalculationRun.id) == workspace.latest_calculation_run_id,
+                    col(CalculationRun.org_id) == ctx.org_id,
                 )
             )
         ).scalar_one_or_none()
@@ -222,7 +224,7 @@ async def _legacy_for_pack(
         return None
     report = (
         await session.execute(
-            select(LegacyReport).where(LegacyReport.id == legacy_id, LegacyReport.org_id == ctx.org_id)
+            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, col(LegacyReport.org_id) == ctx.org_id)
         )
     ).scalar_one_or_none()
     if report is None:
@@ -256,7 +258,7 @@ async def _finalize(ctx: Ctx, allocated: _Allocated, hashes: dict[str, str]) -> 
             (
                 await session.execute(
                     select(ReportPack).where(
-                        ReportPack.workspace_id == workspace.id,
+                        col(ReportPack.workspace_id) == workspace.id,
                         col(ReportPack.version_number) < current.version_number,
                         col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
                     )
@@ -300,7 +302,7 @@ async def _mark_failed(ctx: Ctx, pack_id: uuid.UUID, exc: BaseException) -> None
     message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
     try:
         async with ctx.db.write() as session:
-            artifact_ids = select(PackArtifact.id).where(PackArtifact.report_pack_id == pack_id)
+            artifact_ids = select(PackArtifact.id).where(col(PackArtifact.report_pack_id) == pack_id)
             await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
             await session.execute(
                 update(PackArtifact)
@@ -320,7 +322,7 @@ async def _mark_failed(ctx: Ctx, pack_id: uuid.UUID, exc: BaseException) -> None
 async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
     """The only way to reach a pack: another organisation's id is simply not found."""
     pid = parse_id(pack_id, "pack")
-    stmt = select(ReportPack).where(ReportPack.id == pid, ReportPack.org_id == ctx.org_id)
+    stmt = select(ReportPack).where(col(ReportPack.id) == pid, col(ReportPack.org_id) == ctx.org_id)
     if for_write:
         # Re-read under the lock even if this session already holds the row.
         stmt = stmt.with_for_update().execution_options(populate_existing=True)
@@ -374,7 +376,9 @@ async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> 
         return None
     pack = (
         await session.execute(
-            select(ReportPack).where(ReportPack.id == workspace.latest_report_pack_id, ReportPack.org_id == ctx.org_id)
+            select(ReportPack).where(
+                col(ReportPack.id) == workspace.latest_report_pack_id, col(ReportPack.org_id) == ctx.org_id
+            )
         )
     ).scalar_one_or_none()
     if pack is None:
@@ -388,9 +392,9 @@ async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> 
 async def artifact_for_download(ctx: Ctx | None, db: Any, artifact_id: Any) -> PackArtifact:
     """With a Ctx: scoped to its organisation. Without (a verified signed link): by id alone."""
     aid = parse_id(artifact_id, "artifact")
-    stmt = select(PackArtifact).where(PackArtifact.id == aid)
+    stmt = select(PackArtifact).where(col(PackArtifact.id) == aid)
     if ctx is not None:
-        stmt = stmt.where(PackArtifact.org_id == ctx.org_id)
+        stmt = stmt.where(col(PackArtifact.org_id) == ctx.org_id)
     async with db.read() as session:
         artifact = (await session.execute(stmt)).scalar_one_or_none()
     if artifact is None:
@@ -409,7 +413,7 @@ async def read_content(db: Any, artifact: PackArtifact, offset: int, length: int
         value = (
             await session.execute(
                 select(func.substr(ArtifactContent.content, offset + 1, length)).where(
-                    ArtifactContent.artifact_id == artifact.id
+                    col(ArtifactContent.artifact_id) == artifact.id
                 )
             )
         ).scalar_one_or_none()

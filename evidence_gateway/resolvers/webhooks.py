@@ -79,7 +79,7 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
     url = guard.parse_target_url(p.target_url)
     async with ctx.db.read() as session:
         workspace, pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
-        org = (await session.execute(select(Organization).where(Organization.id == ctx.org_id))).scalar_one()
+        org = (await session.execute(select(Organization).where(col(Organization.id) == ctx.org_id))).scalar_one()
     if fields:
         raise InvalidInput("invalid input", fields=fields)
 
@@ -146,7 +146,7 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
 
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:
     """The caller's delivery attempts, newest first."""
-    scoped = WebhookDelivery.org_id == ctx.org_id
+    scoped = col(WebhookDelivery.org_id) == ctx.org_id
     order = (col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
     async with ctx.db.read() as session:
         total = (await session.execute(select(func.count()).select_from(WebhookDelivery).where(scoped))).scalar_one()
@@ -160,7 +160,7 @@ async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookD
 async def get_viewer(ctx: Ctx) -> Viewer:
     """The calling organisation, including its webhook signing secret."""
     async with ctx.db.read() as session:
-        org = (await session.execute(select(Organization).where(Organization.id == ctx.org_id))).scalar_one()
+        org = (await session.execute(select(Organization).where(col(Organization.id) == ctx.org_id))).scalar_one()
     return Viewer(org_id=org.id, organization_name=org.name, webhook_signing_secret=org.webhook_signing_secret)
 
 

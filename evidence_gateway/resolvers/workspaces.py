@@ -49,7 +49,7 @@ class WorkspaceDetail:
 
 async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[Workspace]:
     """Newest first; the (org_id, created_at, id) index serves both statements."""
-    scoped = Workspace.org_id == ctx.org_id
+    scoped = col(Workspace.org_id) == ctx.org_id
     order = (col(Workspace.created_at).desc(), col(Workspace.id).desc())
     async with ctx.db.read() as session:
         total = (await session.execute(select(func.count()).select_from(Workspace).where(scoped))).scalar_one()
@@ -105,7 +105,7 @@ async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
 async def load_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any, *, for_write: bool = False) -> Workspace:
     """The only way to reach a workspace: another organisation's id is simply not found."""
     wid = parse_id(workspace_id, "workspace")
-    stmt = select(Workspace).where(Workspace.id == wid, Workspace.org_id == ctx.org_id)
+    stmt = select(Workspace).where(col(Workspace.id) == wid, col(Workspace.org_id) == ctx.org_id)
     if for_write:
         stmt = stmt.with_for_update()
     workspace = (await session.execute(stmt)).scalar_one_or_none()

@@ -448,7 +448,9 @@ def _shipment_row() -> Schema:
                 "origin": LABEL,
                 "destination": LABEL,
                 "fuel_type": enum(FuelType, description="litres: diesel, petrol, hvo; kg: cng … jet_kerosene; kWh"),
-                "fuel_amount": number(exclusiveMinimum=0, maximum=1e9, description="Fuel or energy used, in the unit of fuel_type."),
+                "fuel_amount": number(
+                    exclusiveMinimum=0, maximum=1e9, description="Fuel or energy used, in the unit of fuel_type."
+                ),
                 "carrier_intensity_g_per_tkm": number(exclusiveMinimum=0, maximum=1e6),
                 "distance_source": enum(DistanceSource, default=DistanceSource.measured.value),
             },
