@@ -1,0 +1,1 @@
+"""Revisions, one file each, named by revision id (Alembic skips this file)."""

@@ -1,0 +1,383 @@
+"""Alembic owns the schema (DESIGN.md §11): the revisions build what the models describe, a
+database from 0.1.0 is adopted in place, and PostgreSQL is only migrated when asked to."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from pprint import pformat
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
+from alembic.runtime.migration import MigrationContext
+
+from evidence_gateway import migrate
+from evidence_gateway.db import Database
+from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER, _admin
+from tests.test_cli import CLI, free_port, run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+needs_pg = pytest.mark.skipif(not PG_AVAILABLE, reason="no PostgreSQL on 127.0.0.1:5432")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=needs_pg)])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database of its own (not the run's shared one): these tests start from nothing."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+    else:
+        yield from _fresh_pg()
+
+
+@pytest.fixture
+def empty_pg_url() -> Iterator[str]:
+    if not PG_AVAILABLE:
+        pytest.skip("no PostgreSQL on 127.0.0.1:5432")
+    yield from _fresh_pg()
+
+
+def _fresh_pg() -> Iterator[str]:
+    name = f"evidence_mig_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def _on(url: str, work: Any) -> Any:
+    """Run ``work(db)`` (a coroutine function) on a Database of its own."""
+
+    async def run() -> Any:
+        db = Database(url)
+        try:
+            return await work(db)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(run())
+
+
+def _sync(url: str, work: Any) -> Any:
+    """Run ``work(connection)`` (plain SQLAlchemy, as Alembic wants it) in a committed transaction."""
+
+    async def run(db: Database) -> Any:
+        async with db.engine.begin() as conn:
+            return await conn.run_sync(work)
+
+    return _on(url, run)
+
+
+def _cli_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "EVIDENCE_MIGRATE"}
+    env["EVIDENCE_SECRET_KEY"] = "migration-tests"
+    return env
+
+
+# -- Drift: the revisions and the models agree ---------------------------------------------
+
+
+def test_revisions_build_what_the_models_describe(empty_url: str) -> None:
+    """Every revision from base, then autogenerate's comparison: any difference is a missing revision."""
+    assert _on(empty_url, lambda db: migrate.upgrade(db, replay=True)) == migrate.head()
+
+    def differences(conn: sa.Connection) -> tuple[list[Any], str]:
+        ctx = MigrationContext.configure(conn, opts=migrate.context_options(conn))
+        diffs = compare_metadata(ctx, migrate.load_models())
+        needed = produce_migrations(ctx, migrate.load_models()).upgrade_ops
+        return diffs, "" if needed is None or needed.is_empty() else render_python_code(needed)
+
+    diffs, code = _sync(empty_url, differences)
+    assert diffs == [], (
+        f"the models and the migrations disagree on {empty_url.split(':')[0]}; differences:\n{pformat(diffs)}\n"
+        f"a new revision would need:\n{code}\n"
+        "write it with the autogenerate command in alembic.ini (against a database built by replaying revisions)"
+    )
+
+
+def test_the_shortcut_for_empty_databases_stamps_head(empty_url: str) -> None:
+    """create_all + stamp (what start-up does on an empty database) lands on head with seeded data."""
+    assert _on(empty_url, migrate.upgrade) == migrate.head()
+    assert _on(empty_url, migrate.status) == migrate.Status(migrate.State.CURRENT, migrate.head(), migrate.head())
+    # A second upgrade finds nothing to do.
+    assert _on(empty_url, migrate.upgrade) == migrate.head()
+    factors = _sync(empty_url, lambda c: c.execute(sa.text("SELECT count(*) FROM emission_factor")).scalar_one())
+    assert factors > 0
+
+
+# -- Adoption: a database made by 0.1.0 ----------------------------------------------------
+
+_v0 = sa.MetaData()
+_ORG = sa.Table(
+    "organization",
+    _v0,
+    sa.Column("id", sa.Uuid),
+    sa.Column("name", sa.String),
+    sa.Column("webhook_signing_secret", sa.String),
+    sa.Column("created_at", sa.DateTime(timezone=True)),
+)
+_KEY = sa.Table(
+    "api_key",
+    _v0,
+    sa.Column("id", sa.Uuid),
+    sa.Column("org_id", sa.Uuid),
+    sa.Column("key_hash", sa.String),
+    sa.Column("display_prefix", sa.String),
+    sa.Column("created_at", sa.DateTime(timezone=True)),
+)
+_WORKSPACE = sa.Table(
+    "workspace",
+    _v0,
+    sa.Column("id", sa.Uuid),
+    sa.Column("org_id", sa.Uuid),
+    sa.Column("name", sa.String),
+    sa.Column("status", sa.String),
+    sa.Column("created_at", sa.DateTime(timezone=True)),
+    sa.Column("updated_at", sa.DateTime(timezone=True)),
+)
+_RUN = sa.Table(
+    "calculation_run",
+    _v0,
+    sa.Column("id", sa.Uuid),
+    sa.Column("workspace_id", sa.Uuid),
+    sa.Column("org_id", sa.Uuid),
+    sa.Column("status", sa.String),
+    sa.Column("assumptions_snapshot_json", sa.JSON),
+    sa.Column("shipment_count", sa.Integer),
+    sa.Column("totals_by_mode_json", sa.JSON),
+    sa.Column("error_message", sa.String),
+    sa.Column("created_at", sa.DateTime(timezone=True)),
+)
+
+
+def _make_v0_database(url: str) -> dict[str, uuid.UUID]:
+    """Load 0.1.0's frozen create_all DDL and write rows the way 0.1.0 stored them."""
+    if url.startswith("sqlite"):
+        with sqlite3.connect(url.split(":///", 1)[1]) as conn:
+            conn.executescript((FIXTURES / "schema_v0_1_0_sqlite.sql").read_text())
+    else:
+
+        async def load() -> None:
+            import asyncpg
+
+            conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, database=url.rsplit("/", 1)[1])
+            try:
+                await conn.execute((FIXTURES / "schema_v0_1_0_postgresql.sql").read_text())
+            finally:
+                await conn.close()
+
+        asyncio.run(load())
+    ids = {"org": uuid.uuid4(), "key": uuid.uuid4(), "workspace": uuid.uuid4(), "run": uuid.uuid4()}
+    at = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+    def write(conn: sa.Connection) -> None:
+        conn.execute(_ORG.insert().values(id=ids["org"], name="acme", webhook_signing_secret="whsec_x", created_at=at))
+        conn.execute(
+            _KEY.insert().values(
+                id=ids["key"], org_id=ids["org"], key_hash="a" * 64, display_prefix="evk_aaaa", created_at=at
+            )
+        )
+        conn.execute(
+            _WORKSPACE.insert().values(
+                id=ids["workspace"],
+                org_id=ids["org"],
+                name="EU road 2025",
+                status="draft",
+                created_at=at,
+                updated_at=at,
+            )
+        )
+        # 0.1.0 left a run "running" forever when its process died mid-calculation.
+        conn.execute(
+            _RUN.insert().values(
+                id=ids["run"],
+                workspace_id=ids["workspace"],
+                org_id=ids["org"],
+                status="running",
+                assumptions_snapshot_json={},
+                shipment_count=0,
+                totals_by_mode_json={},
+                created_at=at,
+            )
+        )
+
+    _sync(url, write)
+    return ids
+
+
+@pytest.mark.slow
+def test_a_database_from_0_1_0_is_adopted_not_rebuilt(empty_url: str, tmp_path: Path) -> None:
+    ids = _make_v0_database(empty_url)
+    assert _on(empty_url, migrate.status).state is migrate.State.UNVERSIONED
+
+    before = run_cli("db", "current", "--database-url", empty_url, env=_cli_env(tmp_path), cwd=tmp_path)
+    assert before.returncode == 1 and before.stdout.startswith("none (tables from before migrations")
+
+    upgraded = run_cli("db", "upgrade", "--database-url", empty_url, env=_cli_env(tmp_path), cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout == migrate.head() + "\n"
+    assert _on(empty_url, migrate.current) == migrate.head()
+
+    def rows(conn: sa.Connection) -> tuple[Any, ...]:
+        return (
+            conn.execute(sa.select(_ORG.c.id, _ORG.c.name)).all(),
+            conn.execute(sa.select(_KEY.c.id, _KEY.c.org_id, _KEY.c.key_hash)).all(),
+            conn.execute(sa.select(_WORKSPACE.c.id, _WORKSPACE.c.name, _WORKSPACE.c.status)).all(),
+            conn.execute(sa.select(_RUN.c.id, _RUN.c.status, _RUN.c.error_message)).all(),
+            conn.execute(sa.text("SELECT data_version, row_version FROM workspace")).all(),
+        )
+
+    orgs, keys, workspaces, runs, versions = _sync(empty_url, rows)
+    assert orgs == [(ids["org"], "acme")]
+    assert keys == [(ids["key"], ids["org"], "a" * 64)]
+    assert workspaces == [(ids["workspace"], "EU road 2025", "draft")]
+    # Revision 2 fails work that 0.1.0 could never finish, and gives new columns their defaults.
+    assert [(r[0], r[1]) for r in runs] == [(ids["run"], "failed")] and runs[0][2].startswith("interrupted")
+    assert [tuple(v) for v in versions] == [(0, 1)]
+
+    after = run_cli("db", "current", "--database-url", empty_url, env=_cli_env(tmp_path), cwd=tmp_path)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout == f"{migrate.head()} (head)\n"
+
+
+def test_unversioned_tables_that_are_not_0_1_0_are_refused(empty_url: str, tmp_path: Path) -> None:
+    _make_v0_database(empty_url)
+    _sync(empty_url, lambda c: c.execute(sa.text("ALTER TABLE workspace ADD COLUMN colour VARCHAR(20)")))
+
+    refused = run_cli("db", "upgrade", "--database-url", empty_url, env=_cli_env(tmp_path), cwd=tmp_path)
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert (
+        f"do not match revision {migrate.BASELINE}" in refused.stderr
+        and "workspace has unexpected colour" in refused.stderr
+    )
+    # Nothing was stamped or changed.
+    assert _on(empty_url, migrate.status).state is migrate.State.UNVERSIONED
+
+
+def test_a_database_from_newer_code_is_refused(empty_url: str) -> None:
+    _on(empty_url, migrate.upgrade)
+    _sync(empty_url, lambda c: c.execute(sa.text("UPDATE alembic_version SET version_num = '9999_from_the_future'")))
+
+    for allowed in (False, True):
+        with pytest.raises(migrate.SchemaAhead, match="9999_from_the_future, which this version does not know"):
+            _on(empty_url, lambda db, allowed=allowed: db.create_schema(migrate=allowed))
+
+
+# -- PostgreSQL is migrated only when asked ------------------------------------------------
+
+
+@needs_pg
+def test_postgresql_start_up_refuses_a_schema_behind_head(empty_pg_url: str) -> None:
+    with pytest.raises(migrate.SchemaNotCurrent) as refused:
+        _on(empty_pg_url, lambda db: db.create_schema(migrate=False))
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "evidence-gateway db upgrade" in message and "serve --migrate" in message
+    assert _on(empty_pg_url, migrate.status).state is migrate.State.EMPTY  # nothing created
+
+    _on(empty_pg_url, lambda db: db.create_schema(migrate=True))
+    assert _on(empty_pg_url, migrate.is_at_head)
+    _on(empty_pg_url, lambda db: db.create_schema(migrate=False))  # at head: starts
+
+
+@needs_pg
+def test_concurrent_upgraders_on_postgresql_queue_on_the_lock(empty_pg_url: str) -> None:
+    async def race() -> list[str]:
+        dbs = [Database(empty_pg_url) for _ in range(3)]
+        try:
+            return list(await asyncio.gather(*(migrate.upgrade(db) for db in dbs)))
+        finally:
+            for db in dbs:
+                await db.dispose()
+
+    assert asyncio.run(race()) == [migrate.head()] * 3
+    versions = _sync(empty_pg_url, lambda c: c.execute(sa.text("SELECT version_num FROM alembic_version")).all())
+    assert versions == [(migrate.head(),)]
+
+
+def _start_serve(tmp_path: Path, url: str, *extra: str) -> tuple[subprocess.Popen[bytes], str, Path]:
+    port = free_port()
+    log = tmp_path / f"serve-{port}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*CLI, "serve", "--port", str(port), "--database-url", url, *extra],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=_cli_env(tmp_path),
+            cwd=tmp_path,
+        )
+    return proc, f"http://127.0.0.1:{port}", log
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], base: str, log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"serve exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    pytest.fail(f"serve did not answer /healthz within 60 s:\n{log.read_text()}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@needs_pg
+@pytest.mark.slow
+@pytest.mark.parametrize("made_by", ["nothing", "0.1.0"])
+def test_serve_on_postgresql_needs_migrate_to_move_the_schema(empty_pg_url: str, tmp_path: Path, made_by: str) -> None:
+    if made_by == "0.1.0":
+        _make_v0_database(empty_pg_url)
+
+    proc, _base, log = _start_serve(tmp_path, empty_pg_url)
+    try:
+        proc.wait(timeout=60)
+    finally:
+        _stop(proc)
+    output = log.read_text()
+    assert proc.returncode != 0
+    assert "Traceback" not in output
+    [line] = output.splitlines()
+    assert line.startswith("error: database ")
+    assert "evidence-gateway db upgrade" in line and "serve --migrate" in line
+
+    proc, base, log = _start_serve(tmp_path, empty_pg_url, "--migrate", "--workers", "2")
+    try:
+        _wait_healthy(proc, base, log)
+    finally:
+        _stop(proc)
+    assert _on(empty_pg_url, migrate.current) == migrate.head()
+
+
+@pytest.mark.slow
+def test_serve_on_sqlite_upgrades_by_itself(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'served.db'}"
+    proc, base, log = _start_serve(tmp_path, url, "--graceful-timeout", "5")
+    try:
+        _wait_healthy(proc, base, log)
+    finally:
+        _stop(proc)
+    assert "Application shutdown complete" in log.read_text()
+    assert _on(url, migrate.current) == migrate.head()
