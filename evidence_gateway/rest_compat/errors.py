@@ -8,7 +8,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from evidence_gateway.errors import DomainError
+from evidence_gateway.errors import DomainError, UnsupportedMediaType
 from evidence_gateway.rest_compat.http import JSONResponse
 
 log = logging.getLogger("evidence_gateway.errors")
@@ -19,6 +19,8 @@ _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 400: "bad_request"}
 async def domain_error(_request: Request, exc: Exception) -> Response:
     assert isinstance(exc, DomainError)
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    if isinstance(exc, UnsupportedMediaType):
+        headers = {"Accept-Post": exc.accept_post}
     return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
