@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -13,11 +14,13 @@ from starlette.routing import Mount, Route
 from evidence_gateway import graphiql, rest_compat
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
+from evidence_gateway.request_id import RequestIdMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema import schema
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
+from evidence_gateway.worker import Worker
 
 
 async def healthz(request: Request) -> Response:
@@ -32,11 +35,19 @@ def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or get_settings()
     db = Database(settings.database_url, echo=settings.sql_echo)
 
+    worker = Worker(db, settings)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await db.create_schema()
-        yield
-        await db.dispose()
+        if settings.background_work:
+            await worker.start()
+        try:
+            yield
+        finally:
+            if settings.background_work:
+                await worker.stop(settings.lease_seconds)
+            await db.dispose()
 
     graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
     app = Starlette(
@@ -47,9 +58,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/api", routes=rest_compat.routes),
         ],
         exception_handlers=handlers,
+        middleware=[Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
     app.state.db = db
+    app.state.worker = worker
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
     settings.secret_key = settings.resolved_secret_key()

@@ -25,7 +25,8 @@ class Principal:
     """Who is calling: built once per request, passed explicitly to every resolver."""
 
     org_id: uuid.UUID
-    key_id: uuid.UUID
+    # None for work nobody's key asked for (the CLI, the sweeper).
+    key_id: uuid.UUID | None
 
 
 def generate_key() -> str:

@@ -21,10 +21,22 @@ def _with_db(args: argparse.Namespace) -> Database:
     return Database(url)
 
 
-async def _prepared(args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]]) -> Any:
+async def _prepared(
+    args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]], *, migrate: bool | None = None
+) -> Any:
+    """Run ``work`` once the schema is fit: SQLite is upgraded, PostgreSQL must be at head
+    unless ``migrate`` (None: EVIDENCE_MIGRATE) allows upgrading it, like ``serve``."""
     db = _with_db(args)
     try:
-        await db.create_schema()
+        await db.create_schema(migrate=migrate)
+        return await work(db)
+    finally:
+        await db.dispose()
+
+
+async def _on_db(args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]]) -> Any:
+    db = _with_db(args)
+    try:
         return await work(db)
     finally:
         await db.dispose()
@@ -46,7 +58,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return None
         return await organizations.create_api_key(db, DEMO_ORG)
 
-    key = asyncio.run(_prepared(args, demo_key))
+    # Migrate here, once, before any worker exists; a refusal ends serve (main prints it).
+    key = asyncio.run(_prepared(args, demo_key, migrate=args.migrate or get_settings().migrate))
+    # The schema is at head now: workers (and this process's app) only check it.
+    os.environ["EVIDENCE_MIGRATE"] = "false"
+    get_settings.cache_clear()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)
     uvicorn.run(
@@ -56,8 +72,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        timeout_graceful_shutdown=args.graceful_timeout,
     )
     return 0
+
+
+def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    """Prints the revision reached alone on stdout, for deploy scripts."""
+    from evidence_gateway import migrate
+
+    print(asyncio.run(_on_db(args, migrate.upgrade)))
+    return 0
+
+
+def cmd_db_current(args: argparse.Namespace) -> int:
+    """Exit 0 only at head, so ``db current || db upgrade`` reads as intended."""
+    from evidence_gateway import migrate
+
+    found: migrate.Status = asyncio.run(_on_db(args, migrate.status))
+    print(found.describe())
+    return 0 if found.state is migrate.State.CURRENT else 1
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
@@ -136,6 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--migrate",
+        action="store_true",
+        help="PostgreSQL: upgrade the schema before starting (one node only; default EVIDENCE_MIGRATE)",
+    )
+    serve.add_argument(
+        "--graceful-timeout",
+        type=int,
+        default=30,
+        metavar="SECONDS",
+        help="on shutdown, wait this long for requests in flight before closing them (default 30)",
+    )
     db_option(serve)
     serve.set_defaults(func=cmd_serve)
 
@@ -161,6 +207,14 @@ def build_parser() -> argparse.ArgumentParser:
     db_option(secret)
     secret.set_defaults(func=cmd_webhooks_secret)
 
+    db = sub.add_parser("db", help="the database schema").add_subparsers(dest="db_command", required=True)
+    upgrade = db.add_parser("upgrade", help="upgrade the schema to this version's head; print the revision")
+    db_option(upgrade)
+    upgrade.set_defaults(func=cmd_db_upgrade)
+    current = db.add_parser("current", help="print the schema's revision; exit 1 unless it is head")
+    db_option(current)
+    current.set_defaults(func=cmd_db_current)
+
     export = sub.add_parser("export-schema", help="print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)
 
@@ -171,8 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from evidence_gateway.migrate import SchemaError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except SchemaError as exc:
+        # Written for an operator: one line that says what to run, no traceback.
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -7,12 +7,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event, text
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlmodel import SQLModel
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
-# Serialises schema creation when several workers start against one PostgreSQL.
+# Serialises schema upgrades when several nodes or workers start against one PostgreSQL.
 _PG_SCHEMA_LOCK_KEY = 0x45564944
 
 
@@ -57,6 +56,17 @@ class Database:
             yield session
 
     @asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[AsyncSession]:
+        """Several reads that must see one committed state (SQLite reads otherwise autocommit)."""
+        async with self.sessionmaker() as session:
+            if self.is_sqlite:
+                await session.connection(execution_options={"sqlite_snapshot": True})
+            else:
+                await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            # Closing ends the read transaction without expiring what was loaded (a rollback would).
+            yield session
+
+    @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
         """One transaction: committed when the block returns, rolled back when it raises."""
         lock = self._write_lock or _NO_LOCK
@@ -72,17 +82,21 @@ class Database:
                 await session.rollback()
                 raise
 
-    async def create_schema(self) -> None:
-        # Import for side effects: every table registers on SQLModel.metadata.
-        from evidence_gateway import models  # noqa: F401
+    async def create_schema(self, migrate: bool | None = None) -> None:
+        """Make the schema fit to serve (the one entry point for the app and the CLI).
 
-        async with self.engine.begin() as conn:
-            if not self.is_sqlite:
-                await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_SCHEMA_LOCK_KEY})
-            await conn.run_sync(SQLModel.metadata.create_all)
-        from evidence_gateway.seed import seed_reference_data
+        SQLite is upgraded in place. PostgreSQL is upgraded only when ``migrate`` is true
+        (None: the ``EVIDENCE_MIGRATE`` setting, so the app's lifespan needs no argument);
+        otherwise it must already be at head, or ``migrate.SchemaError`` says what to run.
+        Reference data is seeded either way.
+        """
+        from evidence_gateway import migrate as migrations
 
-        await seed_reference_data(self)
+        if migrate is None:
+            from evidence_gateway.settings import get_settings
+
+            migrate = get_settings().migrate
+        await migrations.prepare(self, migrate=migrate)
 
     async def dispose(self) -> None:
         await self.engine.dispose()
@@ -104,5 +118,8 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     def _on_begin(conn: Any) -> None:
         # Writes take the lock up front. Reads run in autocommit: each statement sees a
         # committed snapshot, and a request saves a BEGIN round-trip to the driver thread.
-        if conn.get_execution_options().get("sqlite_immediate", False):
+        options = conn.get_execution_options()
+        if options.get("sqlite_immediate", False):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif options.get("sqlite_snapshot", False):
+            conn.exec_driver_sql("BEGIN")

@@ -63,6 +63,19 @@ class PayloadTooLarge(DomainError):
     graphql_code = "PAYLOAD_TOO_LARGE"
 
 
+class UnsupportedMediaType(DomainError):
+    """A body declared as something other than JSON: refused unread, whatever it contains.
+
+    ``accept_post`` is what the REST transport sends as ``Accept-Post`` so a client can learn
+    the one media type we take (RFC 9110 §15.5.16 asks for a hint; Accept-Post is the
+    registered header for it).
+    """
+
+    status = 415
+    code = "unsupported_media_type"
+    accept_post: ClassVar[str] = "application/json"
+
+
 class InvalidInput(DomainError):
     """Well-formed but invalid input; ``details.fields`` maps each field to why."""
 
@@ -84,3 +97,24 @@ class InternalError(DomainError):
     status = 500
     code = "internal_error"
     graphql_code = "INTERNAL_SERVER_ERROR"
+
+
+class PreconditionFailed(DomainError):
+    """If-Match named another version of the resource than the current one."""
+
+    status = 412
+    code = "precondition_failed"
+    graphql_code = "PRECONDITION_FAILED"
+
+
+class IdempotencyKeyReused(DomainError):
+    """The Idempotency-Key was used before for a different request."""
+
+    status = 422
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInUse(Conflict):
+    """A request with this Idempotency-Key is still being processed."""
+
+    code = "idempotency_key_in_use"

@@ -32,6 +32,16 @@ class Settings(BaseSettings):
     # Seconds a verified key is trusted per process (0: look it up on every request).
     auth_cache_seconds: float = Field(default=5.0, ge=0)
     sql_echo: bool = False
+    # PostgreSQL: let start-up upgrade the schema. Off, so nodes of a deploy do not race
+    # to migrate; SQLite always upgrades itself.
+    migrate: bool = False
+    # Calculation runs and pack generations hold a lease this long, renewed while they work; a
+    # sweeper fails the work of a node that stopped renewing (DESIGN.md §15).
+    lease_seconds: float = Field(default=30.0, gt=0)
+    # Run the sweeper and the queue of respond-async work in this process.
+    background_work: bool = True
+    # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
+    pause_at: str = ""
     graphiql_assets_dir: str = ""
 
     def resolved_secret_key(self) -> str:

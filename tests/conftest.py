@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from evidence_gateway.app import create_app
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.settings import Settings
+from tests.gates import gate  # noqa: F401  (the checkpoint barrier fixture, for every test)
 
 PG_HOST = os.environ.get("EVIDENCE_TEST_PG_HOST", "127.0.0.1")
 PG_PORT = int(os.environ.get("EVIDENCE_TEST_PG_PORT", "5432"))
@@ -53,10 +54,24 @@ async def _admin(sql: str) -> None:
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """One fresh PostgreSQL database for the whole run, dropped at the end."""
+    from evidence_gateway import migrate
+    from evidence_gateway.db import Database
+
     name = f"evidence_test_{uuid.uuid4().hex[:12]}"
+    url = f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
+
+    async def upgrade() -> None:
+        # Once per run, as an operator would (`db upgrade`); each test's app then only checks it.
+        db = Database(url)
+        try:
+            await migrate.upgrade(db)
+        finally:
+            await db.dispose()
+
     asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
     try:
-        yield f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
+        asyncio.run(upgrade())
+        yield url
     finally:
         asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
@@ -85,6 +100,8 @@ def settings(database_url: str) -> Settings:
         webhook_allow_private_targets=True,
         # Keys are looked up on every request in tests; test_auth covers the cache itself.
         auth_cache_seconds=0,
+        # No queue polling between statements that tests count; tests/test_long_work.py turns it on.
+        background_work=False,
     )
 
 
@@ -129,11 +146,21 @@ class Api:
         chosen = self.key if key == "default" else key
         return {"Authorization": f"Bearer {chosen}"} if chosen else {}
 
-    async def get(self, path: str, *, key: str | None = "default", **kw: Any) -> httpx.Response:
-        return await self.http.get(path, headers=self._headers(key), **kw)
+    async def get(
+        self, path: str, *, key: str | None = "default", headers: dict[str, str] | None = None, **kw: Any
+    ) -> httpx.Response:
+        return await self.http.get(path, headers={**self._headers(key), **(headers or {})}, **kw)
 
-    async def post(self, path: str, json: Any = None, *, key: str | None = "default", **kw: Any) -> httpx.Response:
-        return await self.http.post(path, json=json, headers=self._headers(key), **kw)
+    async def post(
+        self,
+        path: str,
+        json: Any = None,
+        *,
+        key: str | None = "default",
+        headers: dict[str, str] | None = None,
+        **kw: Any,
+    ) -> httpx.Response:
+        return await self.http.post(path, json=json, headers={**self._headers(key), **(headers or {})}, **kw)
 
     async def gql(
         self, query: str, variables: dict[str, Any] | None = None, *, key: str | None = "default"

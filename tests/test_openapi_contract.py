@@ -218,6 +218,10 @@ def test_extensions_are_marked() -> None:
         "GET /v2/evidence-items",
         "GET /v2/evidence-items/{id}",
         "GET /v2/webhooks/deliveries",
+        "GET /v2/calculation-runs/{id}",
+        "GET /v2/imports/{id}",
+        "GET /v2/approvals/{id}",
+        "GET /v2/events",
     }
     schemas = document()["components"]["schemas"]
     assert schemas["ImportBatch"]["properties"]["shipment_count"]["x-extension"] is True

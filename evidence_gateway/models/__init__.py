@@ -10,6 +10,7 @@ from evidence_gateway.models.calculation import (
     RunStatus,
     ShipmentEmission,
 )
+from evidence_gateway.models.events import Event, IdempotencyRecord
 from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
 from evidence_gateway.models.legacy import LegacyReport, LegacyReportStatus
 from evidence_gateway.models.organization import ApiKey, Organization
@@ -47,10 +48,12 @@ __all__ = [
     "DataTier",
     "DistanceSource",
     "EmissionFactor",
+    "Event",
     "EvidenceItem",
     "EvidenceType",
     "FactorVersion",
     "FuelType",
+    "IdempotencyRecord",
     "ImportBatch",
     "LegacyReport",
     "LegacyReportStatus",

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column
+from sqlalchemy import JSON, BigInteger, Column
 from sqlmodel import Field
 
 from evidence_gateway.timeutil import utcnow
@@ -28,4 +28,11 @@ def org_fk() -> Any:
     return Field(foreign_key="organization.id", nullable=False, index=False)
 
 
-__all__ = ["created_field", "datetime", "id_field", "json_field", "org_fk"]
+def counter_field(start: int = 0, *, big: bool = False) -> Any:
+    """A NOT NULL integer with a server default, so adding it to a table with rows migrates."""
+    if big:
+        return Field(default=start, sa_column=Column(BigInteger, nullable=False, server_default=str(start)))
+    return Field(default=start, nullable=False, sa_column_kwargs={"server_default": str(start)})
+
+
+__all__ = ["counter_field", "created_field", "datetime", "id_field", "json_field", "org_fk"]

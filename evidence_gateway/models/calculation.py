@@ -7,7 +7,7 @@ import uuid
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Index, UniqueConstraint
+from sqlalchemy import Index, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.models.base import created_field, id_field, json_field, org_fk
@@ -75,7 +75,10 @@ class MethodologyProfile(SQLModel, table=True):
 
 class CalculationRun(SQLModel, table=True):
     __tablename__ = "calculation_run"
-    __table_args__ = (Index("ix_calculation_run_workspace_created", "workspace_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_calculation_run_workspace_created", "workspace_id", "created_at"),
+        Index("ix_calculation_run_status_lease", "status", "lease_expires_at"),
+    )
 
     id: uuid.UUID = id_field()
     workspace_id: uuid.UUID = Field(foreign_key="workspace.id", nullable=False)
@@ -97,6 +100,13 @@ class CalculationRun(SQLModel, table=True):
     api_key_id: uuid.UUID | None = Field(default=None, foreign_key="api_key.id")
     created_at: datetime = created_field()
     completed_at: datetime | None = None
+    # The workspace's data_version the run read; a run that finished after newer data or a
+    # newer run is kept, completed, with superseded = true.
+    data_version: int | None = None
+    superseded: bool = Field(default=False, nullable=False, sa_column_kwargs={"server_default": false()})
+    # While running: which node computes it and until when (renewed); NULL owner = queued.
+    lease_owner: str | None = Field(default=None, max_length=100)
+    lease_expires_at: datetime | None = None
 
 
 class DataQualityAssessment(SQLModel, table=True):

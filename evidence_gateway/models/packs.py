@@ -6,10 +6,10 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Column, Index, LargeBinary, UniqueConstraint
+from sqlalchemy import BigInteger, Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from evidence_gateway.models.base import created_field, id_field, org_fk
+from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk
 
 
 class PackStatus(enum.StrEnum):
@@ -54,6 +54,7 @@ class ReportPack(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("workspace_id", "version_number", name="uq_report_pack_workspace_version"),
         Index("ix_report_pack_org_created", "org_id", "created_at"),
+        Index("ix_report_pack_status_lease", "status", "lease_expires_at"),
     )
 
     id: uuid.UUID = id_field()
@@ -76,6 +77,14 @@ class ReportPack(SQLModel, table=True):
     created_at: datetime = created_field()
     approved_at: datetime | None = None
     published_at: datetime | None = None
+    # Raised by every change of the pack or of its artifacts: the ETag.
+    row_version: int = counter_field(1)
+    # The organisation's last event sequence when the version was allocated: the audit trail
+    # shows the log up to there.
+    audit_sequence: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    # While rendering: which node renders it and until when (renewed); NULL owner = queued.
+    lease_owner: str | None = Field(default=None, max_length=100)
+    lease_expires_at: datetime | None = None
 
 
 class PackArtifact(SQLModel, table=True):

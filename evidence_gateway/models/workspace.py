@@ -9,7 +9,7 @@ from datetime import date, datetime
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
-from evidence_gateway.models.base import created_field, id_field, org_fk
+from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk
 
 
 class WorkspaceStatus(enum.StrEnum):
@@ -65,6 +65,10 @@ class Workspace(SQLModel, table=True):
     archived_at: datetime | None = None
     created_at: datetime = created_field()
     updated_at: datetime = created_field()
+    # Raised by every import: a calculation becomes the latest run only if it is unchanged.
+    data_version: int = counter_field()
+    # Raised by every change of the workspace or of its latest pack: the ETag.
+    row_version: int = counter_field(1)
 
 
 class ImportBatch(SQLModel, table=True):

@@ -7,14 +7,20 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
+from sqlalchemy import select
+from sqlmodel import col
 
-from evidence_gateway.errors import Conflict
+from evidence_gateway.errors import Conflict, NotFound, Unauthenticated
+from evidence_gateway.events import EventType
 from evidence_gateway.models import ApprovalAction, ApprovalActionType, PackStatus, WorkspaceStatus
+from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.packs import load_pack
-from evidence_gateway.resolvers.validation import StrictInput, parse
+from evidence_gateway.resolvers.packs import artifacts_of, load_pack
+from evidence_gateway.resolvers.preconditions import check_if_match, touch
+from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import unit_of_work
 
 # action -> (statuses it may start from, status it leads to)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
@@ -63,11 +69,13 @@ def allowed_actions(status: str) -> list[str]:
 async def record_approval(ctx: Ctx, pack_id: Any, data: Any) -> ApprovalResult:
     """POST /packs/{id}/approvals: apply one transition or refuse (409) without changing anything."""
     payload = parse(ApprovalInput, data)
-    async with ctx.db.write() as session:
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
         # Lock order as in pack generation: workspace first, then the pack row.
         found = await load_pack(session, ctx, pack_id)
-        workspace = await load_writable_workspace(session, ctx, found.workspace_id)
+        workspace = await load_writable_workspace(session, ctx, found.workspace_id, if_match=False)
         pack = await load_pack(session, ctx, found.id, for_write=True)
+        check_if_match(ctx, pack, "pack")
         sources, target = TRANSITIONS[payload.action_type]
         before = pack.status
         if before not in sources:
@@ -86,6 +94,7 @@ async def record_approval(ctx: Ctx, pack_id: Any, data: Any) -> ApprovalResult:
             )
         now = utcnow()
         pack.status = target
+        touch(pack)
         if target == PackStatus.approved.value:
             pack.approved_at = now
         elif target == PackStatus.published.value:
@@ -98,12 +107,53 @@ async def record_approval(ctx: Ctx, pack_id: Any, data: Any) -> ApprovalResult:
             comment=payload.comment,
             status_before=before,
             status_after=target,
-            api_key_id=ctx.principal.key_id,
+            api_key_id=_acting_key(ctx),
             created_at=now,
         )
         session.add(action)
-        # Only the workspace's current pack moves it, and only once it is at the pack stage:
-        # a workspace with newer data (data_imported, calculated) keeps saying so.
-        if workspace.latest_report_pack_id == pack.id and workspace.status in _PACK_STAGE:
-            move_workspace(workspace, _WORKSPACE_FOLLOWS[target])
-    return ApprovalResult(pack.id, pack.workspace_id, before, target, action)
+        uow.emit(
+            EventType.pack_status_changed,
+            "report_pack",
+            pack.id,
+            {
+                **pack_json(pack, (await artifacts_of(session, [pack.id]))[pack.id], ctx.settings),
+                "status_before": before,
+                "status_after": target,
+                "action_type": payload.action_type,
+                "comment": payload.comment,
+                "approval_action_id": action.id,
+            },
+            workspace_id=pack.workspace_id,
+        )
+        if workspace.latest_report_pack_id == pack.id:
+            # Only the workspace's current pack moves it, and only once it is at the pack stage:
+            # a workspace with newer data (data_imported, calculated) keeps saying so. Its detail
+            # shows this pack either way, so its ETag moves.
+            if workspace.status in _PACK_STAGE:
+                move_workspace(uow, workspace, _WORKSPACE_FOLLOWS[target])
+            else:
+                touch(workspace)
+        result = ApprovalResult(pack.id, pack.workspace_id, before, target, action)
+        uow.respond(result)
+    return result
+
+
+async def get_approval(ctx: Ctx, action_id: Any) -> ApprovalAction:
+    """One recorded approval action of the caller's organisation (the Location of a new one)."""
+    aid = parse_id(action_id, "approval action")
+    async with ctx.db.read() as session:
+        found = (
+            await session.execute(
+                select(ApprovalAction).where(col(ApprovalAction.id) == aid, col(ApprovalAction.org_id) == ctx.org_id)
+            )
+        ).scalar_one_or_none()
+    if found is None:
+        raise NotFound("approval action not found", resource="approval_action", id=str(action_id))
+    return found
+
+
+def _acting_key(ctx: Ctx) -> uuid.UUID:
+    """Approvals are a person's decision: always made with an API key."""
+    if ctx.actor is None:
+        raise Unauthenticated()
+    return ctx.actor

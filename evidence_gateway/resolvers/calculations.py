@@ -1,9 +1,11 @@
 """Calculation runs and quality assessments: read inputs, run the pure engine, store the results.
 
-A run is stored ``running`` first (its own transaction), computed, then the results, the
-``completed`` run and the workspace move are written in one transaction. Any failure there
-rolls that back, marks the run ``failed`` in a separate transaction and reports the error:
-the workspace stays as it was.
+A run is stored ``running`` first (its own unit of work) with a lease, computed outside any
+write transaction, then the results and the run's completion are written in one unit of work.
+The run becomes the workspace's latest only if the workspace's ``data_version`` is still the one
+it read and no newer run has completed (compare-and-set, DESIGN.md §14); otherwise it is kept
+``completed`` with ``superseded = true`` and the workspace stays where it is. Any failure marks
+the run ``failed`` (with a ``calculation.failed`` event) and the workspace stays as it was.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway import checkpoints
 from evidence_gateway.calculation import ENGINE_VERSION, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
 from evidence_gateway.errors import Conflict, DomainError, InternalError, NotFound
+from evidence_gateway.events import EventType
+from evidence_gateway.leases import NODE_ID, expiry, kept_alive, wake_workers
 from evidence_gateway.models import (
     CalculationRun,
     DataQualityAssessment,
@@ -31,9 +36,10 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.representation import assessment_json, run_json
 from evidence_gateway.resolvers import batch, legacy, methodology
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
+from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
     load_writable_workspace,
@@ -41,11 +47,14 @@ from evidence_gateway.resolvers.workspaces import (
     periods_overlap,
 )
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
 
 log = logging.getLogger(__name__)
 
 INSERT_CHUNK = 5_000
 NO_LEGACY = "no compatible legacy report available"
+INTERRUPTED = "interrupted"
+CANCELLED = "interrupted: the request was cancelled or the server stopped before the run finished"
 _IMPORT_META = (
     "source_row_count",
     "source_filename",
@@ -69,37 +78,31 @@ class CalculationOutcome:
     assessment: DataQualityAssessment
 
 
-@dataclass(slots=True)
-class _Prepared:
+@dataclass(frozen=True, slots=True)
+class QueuedRun:
+    """Prefer: respond-async: the run is stored and queued; any node's worker computes it."""
+
     run: CalculationRun
-    profile: MethodologyProfile
-    legacy: LegacyReport | None
 
 
-async def calculate_workspace(ctx: Ctx, workspace_id: Any, data: Any) -> CalculationOutcome:
+async def calculate_workspace(ctx: Ctx, workspace_id: Any, data: Any) -> CalculationOutcome | QueuedRun:
     """POST /workspaces/{id}/calculate: a completed run and its assessment, or a clear error."""
     payload = parse(CalculateInput, data if data is not None else {})
-    prepared = await _start_run(ctx, workspace_id, payload)
-    try:
-        return await _compute_and_store(ctx, prepared)
-    except asyncio.CancelledError as exc:
-        # The client went away mid-run: the run must not stay "running" forever.
-        await asyncio.shield(_mark_failed(ctx, prepared.run.id, exc))
-        raise
-    except Exception as exc:
-        await _mark_failed(ctx, prepared.run.id, exc)
-        if isinstance(exc, DomainError):
-            raise
-        log.exception("calculation run %s failed", prepared.run.id)
-        raise InternalError("calculation failed", run_id=str(prepared.run.id)) from exc
+    run = await _start_run(ctx, workspace_id, payload)
+    if ctx.respond_async:
+        wake_workers()
+        return QueuedRun(run)
+    return await execute_run(ctx, run.id)
 
 
-async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> _Prepared:
-    async with ctx.db.write() as session:
+async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> CalculationRun:
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
         workspace = await load_writable_workspace(session, ctx, workspace_id)
         imports = await _imports(session, ctx, workspace.id)
         chosen = await _legacy_for(session, ctx, workspace, payload.legacy_report_id, has_imports=bool(imports))
         profile = await methodology.resolve_profile(session, workspace.default_methodology_profile_id)
+        queued = ctx.respond_async
         run = CalculationRun(
             workspace_id=workspace.id,
             org_id=ctx.org_id,
@@ -109,11 +112,47 @@ async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> _P
             export_template_id=payload.export_template_id,
             status=RunStatus.running.value,
             assumptions_snapshot_json=payload.assumptions_snapshot or {},
-            api_key_id=ctx.principal.key_id,
+            api_key_id=ctx.actor,
             created_at=utcnow(),
+            # Queued work has no owner yet; a worker claims it (work_queue).
+            lease_owner=None if queued else NODE_ID,
+            lease_expires_at=None if queued else expiry(ctx.settings.lease_seconds),
         )
         session.add(run)
-    return _Prepared(run=run, profile=profile, legacy=chosen)
+        if queued:
+            uow.respond(QueuedRun(run))
+    return run
+
+
+async def execute_run(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
+    """Compute a run this node holds the lease of, renewing it meanwhile."""
+    try:
+        async with kept_alive(lambda: renew_run_lease(ctx, run_id), ctx.settings.lease_seconds):
+            await checkpoints.reached(checkpoints.CALCULATION_STARTED, ctx.settings.pause_at)
+            return await _compute_and_store(ctx, run_id)
+    except asyncio.CancelledError:
+        # The client went away or the server is stopping: the run must not stay "running".
+        await asyncio.shield(_mark_failed(ctx, run_id, None))
+        raise
+    except Exception as exc:
+        await _mark_failed(ctx, run_id, exc)
+        if isinstance(exc, DomainError):
+            raise
+        log.exception("calculation run %s failed", run_id)
+        raise InternalError("calculation failed", run_id=str(run_id)) from exc
+
+
+async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
+    async with ctx.db.write() as session:
+        await session.execute(
+            update(CalculationRun)
+            .where(
+                col(CalculationRun.id) == run_id,
+                col(CalculationRun.status) == RunStatus.running.value,
+                col(CalculationRun.lease_owner) == NODE_ID,
+            )
+            .values(lease_expires_at=expiry(ctx.settings.lease_seconds))
+        )
 
 
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
@@ -145,11 +184,21 @@ async def _legacy_for(
     return report
 
 
-async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcome:
-    run, profile, chosen = prepared.run, prepared.profile, prepared.legacy
-    async with ctx.db.read() as session:
+async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
+    # One snapshot: the data_version recorded is exactly the one the rows were read at.
+    async with ctx.db.snapshot() as session:
+        run = (
+            await session.execute(
+                select(CalculationRun).where(col(CalculationRun.id) == run_id, col(CalculationRun.org_id) == ctx.org_id)
+            )
+        ).scalar_one()
+        workspace = await load_workspace(session, ctx, run.workspace_id)
+        data_version = workspace.data_version
+        profile = await session.get(MethodologyProfile, run.methodology_profile_id)
+        if profile is None:
+            raise InternalError("methodology profile of the run is gone", run_id=str(run_id))
+        chosen = await legacy.load_legacy_report(session, ctx, run.legacy_report_id) if run.legacy_report_id else None
         factor_set = await methodology.load_factor_set(session, profile)
-        # Read again beside the rows: an import registered meanwhile is counted consistently.
         imports = await _imports(session, ctx, run.workspace_id)
         rows = await _read_rows(session, ctx, run.workspace_id)
     inputs: dict[str, Any] = {
@@ -163,7 +212,7 @@ async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcom
         "rows": [list(r[1:]) for r in rows],
         "legacy_report": _legacy_content(chosen),
     }
-    run.rerun_hash = rerun_hash(inputs)
+    results: dict[str, Any] = {"rerun_hash": rerun_hash(inputs), "data_version": data_version}
     now = utcnow()
     result = None
     if imports:
@@ -176,22 +225,27 @@ async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcom
             rows_not_loaded=sum(b.source_row_count for b in without_rows),
             boundary=factor_set.boundary,
         )
-        run.total_co2e_kg = result.total_co2e_kg
-        run.total_tonne_km = result.total_tonne_km
-        run.shipment_count = result.usable_count
-        run.totals_by_mode_json = result.totals_by_mode
+        results.update(
+            total_co2e_kg=result.total_co2e_kg,
+            total_tonne_km=result.total_tonne_km,
+            shipment_count=result.usable_count,
+            totals_by_mode_json=result.totals_by_mode,
+        )
     else:
-        assert chosen is not None  # _legacy_for guarantees a report when there are no imports
+        if chosen is None:
+            raise Conflict(NO_LEGACY, reason="the legacy report of the run is gone")
         assessment_values = q.assess_legacy(
             title=chosen.title,
             total_co2e_kg=chosen.total_co2e_kg,
             shipment_count=chosen.shipment_count,
             boundary=factor_set.boundary,
         )
-        run.total_co2e_kg = chosen.total_co2e_kg
-        run.total_tonne_km = None
-        run.shipment_count = chosen.shipment_count
-        run.totals_by_mode_json = {}
+        results.update(
+            total_co2e_kg=chosen.total_co2e_kg,
+            total_tonne_km=None,
+            shipment_count=chosen.shipment_count,
+            totals_by_mode_json={},
+        )
     assessment = DataQualityAssessment(
         workspace_id=run.workspace_id,
         org_id=ctx.org_id,
@@ -207,17 +261,60 @@ async def _compute_and_store(ctx: Ctx, prepared: _Prepared) -> CalculationOutcom
         summary_text=assessment_values.summary_text,
         assessed_at=now,
     )
-    async with ctx.db.write() as session:
-        workspace = await load_writable_workspace(session, ctx, run.workspace_id)
+    await checkpoints.reached(checkpoints.CALCULATION_COMPUTED, ctx.settings.pause_at)
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
+        workspace = await load_workspace(session, ctx, run.workspace_id, for_write=True)
+        current = await _held_run(session, run_id)
         if result is not None:
-            await _insert_emissions(session, ctx, run.id, result.rows)
-        run.status = RunStatus.completed.value
-        run.completed_at = now
-        run = await session.merge(run)
+            await _insert_emissions(session, ctx, run_id, result.rows)
+        is_latest = workspace.data_version == data_version and not await _newer_run_completed(
+            session, workspace, current
+        )
+        for name, value in results.items():
+            setattr(current, name, value)
+        current.status = RunStatus.completed.value
+        current.completed_at = now
+        current.superseded = not is_latest
+        current.lease_owner = None
+        current.lease_expires_at = None
         session.add(assessment)
-        workspace.latest_calculation_run_id = run.id
-        move_workspace(workspace, WorkspaceStatus.calculated)
-    return CalculationOutcome(workspace=workspace, run=run, assessment=assessment)
+        # The cause first, then what it moved (as imports, packs and approvals do).
+        uow.emit(
+            EventType.calculation_completed,
+            "calculation_run",
+            current.id,
+            {**(run_json(current) or {}), "quality_assessment": assessment_json(assessment)},
+            workspace_id=workspace.id,
+        )
+        if is_latest and workspace.status != WorkspaceStatus.archived.value:
+            workspace.latest_calculation_run_id = current.id
+            move_workspace(uow, workspace, WorkspaceStatus.calculated)
+        outcome = CalculationOutcome(workspace=workspace, run=current, assessment=assessment)
+        uow.respond(outcome)
+    return outcome
+
+
+async def _held_run(session: AsyncSession, run_id: uuid.UUID) -> CalculationRun:
+    """The run, locked, if this node still holds its lease; else the sweeper has failed it."""
+    current = await session.get(CalculationRun, run_id, with_for_update=True, populate_existing=True)
+    if current is None or current.status != RunStatus.running.value or current.lease_owner != NODE_ID:
+        raise Conflict(
+            "the calculation run was interrupted before it completed; calculate again",
+            reason=INTERRUPTED,
+            run_id=str(run_id),
+        )
+    return current
+
+
+async def _newer_run_completed(session: AsyncSession, workspace: Workspace, run: CalculationRun) -> bool:
+    """Has a run that started after this one already become the workspace's latest?"""
+    if workspace.latest_calculation_run_id is None or workspace.latest_calculation_run_id == run.id:
+        return False
+    latest = await session.get(CalculationRun, workspace.latest_calculation_run_id)
+    if latest is None:
+        return False
+    return (latest.created_at, str(latest.id)) > (run.created_at, str(run.id))
 
 
 def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
@@ -296,17 +393,80 @@ async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, 
         )
 
 
-async def _mark_failed(ctx: Ctx, run_id: uuid.UUID, exc: BaseException) -> None:
-    message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+async def _mark_failed(ctx: Ctx, run_id: uuid.UUID, exc: Exception | None) -> None:
+    """``exc`` None: cancelled (client gone, server stopping) — the run was interrupted."""
+    if exc is None:
+        message, reason = CANCELLED, INTERRUPTED
+    else:
+        message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+        reason = "error"
     try:
-        async with ctx.db.write() as session:
-            await session.execute(
-                update(CalculationRun)
-                .where(col(CalculationRun.id) == run_id)
-                .values(status=RunStatus.failed.value, error_message=message[:2000], completed_at=utcnow())
-            )
+        async with unit_of_work(ctx) as uow:
+            await fail_run(uow, run_id, message, reason=reason)
     except Exception:  # the original error is what the caller must see
         log.exception("could not mark calculation run %s failed", run_id)
+
+
+async def fail_run(
+    uow: UnitOfWork, run_id: uuid.UUID, message: str, *, reason: str = "error", expired_only: bool = False
+) -> bool:
+    """Mark a running run failed with its event, unless it already ended; the sweeper passes
+    ``expired_only`` so a lease renewed meanwhile wins."""
+    stmt = update(CalculationRun).where(
+        col(CalculationRun.id) == run_id, col(CalculationRun.status) == RunStatus.running.value
+    )
+    if expired_only:
+        stmt = stmt.where(col(CalculationRun.lease_expires_at) < utcnow())
+    done = await uow.session.execute(
+        stmt.values(
+            status=RunStatus.failed.value,
+            error_message=message[:2000],
+            completed_at=utcnow(),
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+    )
+    if not done.rowcount:  # type: ignore[attr-defined]
+        return False
+    run = (
+        await uow.session.execute(
+            select(CalculationRun).where(col(CalculationRun.id) == run_id).execution_options(populate_existing=True)
+        )
+    ).scalar_one()
+    uow.emit(
+        EventType.calculation_failed,
+        "calculation_run",
+        run.id,
+        {**(run_json(run) or {}), "reason": INTERRUPTED if expired_only else reason},
+        workspace_id=run.workspace_id,
+    )
+    return True
+
+
+async def get_run(ctx: Ctx, run_id: Any) -> CalculationRun:
+    """One run of the caller's organisation (the Location of an accepted calculation)."""
+    rid = parse_id(run_id, "calculation run")
+    async with ctx.db.read() as session:
+        found = (
+            await session.execute(
+                select(CalculationRun).where(col(CalculationRun.id) == rid, col(CalculationRun.org_id) == ctx.org_id)
+            )
+        ).scalar_one_or_none()
+    if found is None:
+        raise NotFound("calculation run not found", resource="calculation_run", id=str(run_id))
+    return found
+
+
+async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessment | None:
+    async with ctx.db.read() as session:
+        return (
+            await session.execute(
+                select(DataQualityAssessment).where(
+                    col(DataQualityAssessment.calculation_run_id) == run_id,
+                    col(DataQualityAssessment.org_id) == ctx.org_id,
+                )
+            )
+        ).scalar_one_or_none()
 
 
 # ---- reads ------------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
-"""What every resolver receives: the caller, the database and the settings."""
+"""What every resolver receives: the caller, the database, the settings and the request's terms."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 from evidence_gateway.auth import Principal
 from evidence_gateway.db import Database
+from evidence_gateway.idempotency import Claim
 from evidence_gateway.settings import Settings
 
 
@@ -14,7 +16,19 @@ class Ctx:
     db: Database
     settings: Settings
     principal: Principal
+    # X-Request-ID of the request (or generated): written into every event it causes.
+    request_id: str | None = None
+    # The Idempotency-Key this request holds; the unit of work stores the answer with the change.
+    idempotency: Claim | None = None
+    # If-Match of the request: a write refuses (412) when the resource moved on.
+    if_match: str | None = None
+    # Prefer: respond-async (RFC 7240): long work is queued and answered 202.
+    respond_async: bool = False
 
     @property
-    def org_id(self):  # type: ignore[no-untyped-def]
+    def org_id(self) -> uuid.UUID:
         return self.principal.org_id
+
+    @property
+    def actor(self) -> uuid.UUID | None:
+        return self.principal.key_id

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
+from evidence_gateway.events import EventType
 from evidence_gateway.models import (
     AttachmentScope,
     EvidenceItem,
@@ -25,11 +26,13 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.representation import evidence_item_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import unit_of_work
 
 # Literal (not Enum) so strict validation accepts the JSON strings themselves.
 EvidenceTypeName = Literal[tuple(t.value for t in EvidenceType)]  # type: ignore[valid-type]
@@ -38,13 +41,6 @@ ScopeName = Literal[tuple(s.value for s in AttachmentScope)]  # type: ignore[val
 
 _MIME_RE = re.compile(r"^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$")
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
-
-
-def _no_nul(value: str) -> str:
-    # PostgreSQL text cannot store NUL; refuse it on both databases alike.
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    return value
 
 
 def _http_url(value: str) -> str:
@@ -75,10 +71,9 @@ def _mime(value: str) -> str:
 
 
 def _text(max_length: int, *, required: bool = False) -> Any:
+    # NUL and surrogates are refused for every input at once (validation.parse).
     return Annotated[
-        str,
-        StringConstraints(strip_whitespace=True, min_length=1 if required else 0, max_length=max_length),
-        AfterValidator(_no_nul),
+        str, StringConstraints(strip_whitespace=True, min_length=1 if required else 0, max_length=max_length)
     ]
 
 
@@ -88,7 +83,7 @@ FileUrl = Annotated[str, StringConstraints(max_length=2000), AfterValidator(_htt
 Sha256 = Annotated[str, AfterValidator(_sha256)]
 MimeType = Annotated[str, StringConstraints(max_length=200), AfterValidator(_mime)]
 Label = _text(200)
-Notes = Annotated[str, StringConstraints(max_length=4000), AfterValidator(_no_nul)]
+Notes = Annotated[str, StringConstraints(max_length=4000)]
 
 
 class EvidenceCreate(StrictInput):
@@ -199,7 +194,8 @@ async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
     fields = _cross_field_errors(data)
     if fields:
         raise InvalidInput("invalid input", fields=fields)
-    async with ctx.db.write() as session:
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
         workspace, _pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
         if p.shipment_id is not None:
             shipment = (
@@ -239,6 +235,14 @@ async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
             uploaded_at=utcnow(),
         )
         session.add(item)
+        uow.emit(
+            EventType.evidence_item_created,
+            "evidence_item",
+            item.id,
+            evidence_item_json(item),
+            workspace_id=item.workspace_id,
+        )
+        uow.respond(item)
     return item
 
 

@@ -9,12 +9,16 @@ from pydantic import Field
 from sqlalchemy import insert, select
 from sqlmodel import col
 
+from evidence_gateway.errors import NotFound
+from evidence_gateway.events import EventType
 from evidence_gateway.models import DistanceSource, FuelType, ImportBatch, Shipment, TransportMode, WorkspaceStatus
+from evidence_gateway.representation import import_batch_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.validation import ShortText, StrictInput, WholeNumber, parse
+from evidence_gateway.resolvers.validation import ShortText, StrictInput, WholeNumber, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import unit_of_work
 
 # Literal (not Enum) so strict validation accepts the JSON strings themselves.
 ModeName = Literal[tuple(m.value for m in TransportMode)]  # type: ignore[valid-type]
@@ -56,16 +60,17 @@ class ImportCreate(StrictInput):
 
 
 async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch:
-    """Stores the batch and its rows; the workspace moves (back) to data_imported."""
+    """Stores the batch and its rows; the workspace's data_version rises and it moves (back) to data_imported."""
     payload = parse(ImportCreate, data)
     rows = payload.shipments or []
-    async with ctx.db.write() as session:
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
         workspace = await load_writable_workspace(session, ctx, workspace_id)
         batch = ImportBatch(
             workspace_id=workspace.id,
             org_id=ctx.org_id,
             shipment_count=len(rows),
-            api_key_id=ctx.principal.key_id,
+            api_key_id=ctx.actor,
             created_at=utcnow(),
             **payload.model_dump(exclude={"shipments"}),
         )
@@ -88,8 +93,32 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
                     for i, row in enumerate(chunk)
                 ],
             )
-        move_workspace(workspace, WorkspaceStatus.data_imported)
+        # A calculation that read an older version can no longer become the latest run.
+        workspace.data_version += 1
+        uow.emit(
+            EventType.import_registered,
+            "import_batch",
+            batch.id,
+            {**import_batch_json(batch), "data_version": workspace.data_version},
+            workspace_id=workspace.id,
+        )
+        move_workspace(uow, workspace, WorkspaceStatus.data_imported)
+        uow.respond(batch)
     return batch
+
+
+async def get_import(ctx: Ctx, import_id: Any) -> ImportBatch:
+    """One import batch of the caller's organisation (the Location of a registered import)."""
+    iid = parse_id(import_id, "import batch")
+    async with ctx.db.read() as session:
+        found = (
+            await session.execute(
+                select(ImportBatch).where(col(ImportBatch.id) == iid, col(ImportBatch.org_id) == ctx.org_id)
+            )
+        ).scalar_one_or_none()
+    if found is None:
+        raise NotFound("import batch not found", resource="import_batch", id=str(import_id))
+    return found
 
 
 async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:

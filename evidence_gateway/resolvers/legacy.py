@@ -12,9 +12,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.auth import Principal
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
+from evidence_gateway.events import EventType
 from evidence_gateway.models import CalculationRun, LegacyReport, ReportPack
+from evidence_gateway.representation import legacy_report_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
@@ -27,7 +30,9 @@ from evidence_gateway.resolvers.validation import (
     parse_id,
 )
 from evidence_gateway.resolvers.workspaces import periods_overlap
+from evidence_gateway.settings import get_settings
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import unit_of_work
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +181,9 @@ async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[
     org = await get_or_create_org(db, org_name)
     now = utcnow()
     stored: list[uuid.UUID] = []
-    async with db.write() as session:
+    ctx = Ctx(db=db, settings=get_settings(), principal=Principal(org_id=org.id, key_id=None))
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
         ids = [r.id for r in records if r.id is not None]
         existing: dict[uuid.UUID, LegacyReport] = {}
         if ids:
@@ -197,10 +204,12 @@ async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[
                     setattr(current, key, value)
                 current.updated_at = now
                 stored.append(current.id)
+                uow.emit(EventType.legacy_report_imported, "legacy_report", current.id, legacy_report_json(current))
                 continue
             report = LegacyReport(org_id=org.id, created_at=now, updated_at=now, **values)
             if rec.id is not None:
                 report.id = rec.id
             session.add(report)
             stored.append(report.id)
+            uow.emit(EventType.legacy_report_imported, "legacy_report", report.id, legacy_report_json(report))
     return stored

@@ -22,9 +22,19 @@ from typing import IO, Any
 from sqlalchemy import select, update
 from sqlmodel import col
 
+from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, ArtifactSpec
 from evidence_gateway.artifacts.data import PackData, ShipmentLine
-from evidence_gateway.models import ArtifactContent, ArtifactStatus, PackArtifact, Shipment, ShipmentEmission
+from evidence_gateway.errors import Conflict
+from evidence_gateway.leases import NODE_ID
+from evidence_gateway.models import (
+    ArtifactContent,
+    ArtifactStatus,
+    PackArtifact,
+    ReportPack,
+    Shipment,
+    ShipmentEmission,
+)
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.timeutil import utcnow
 
@@ -166,8 +176,21 @@ def _render_file(spec: ArtifactSpec, data: PackData, rows: Iterator[ShipmentLine
 
 
 async def _store(ctx: Ctx, artifact: PackArtifact, out: IO[bytes], digest: str) -> None:
+    """Store one file, only while this node still holds the pack's lease: once the sweeper has
+    failed the pack, a late file must not make one of its artifacts readable again."""
     content = await asyncio.to_thread(out.read)
     async with ctx.db.write() as session:
+        held = await session.execute(
+            update(ReportPack)
+            .where(col(ReportPack.id) == artifact.report_pack_id, col(ReportPack.lease_owner) == NODE_ID)
+            .values(row_version=col(ReportPack.row_version) + 1)
+        )
+        if not held.rowcount:  # type: ignore[attr-defined]
+            raise Conflict(
+                "the pack generation was interrupted before it completed; generate again",
+                reason="interrupted",
+                pack_id=str(artifact.report_pack_id),
+            )
         session.add(ArtifactContent(artifact_id=artifact.id, content=content))
         await session.execute(
             update(PackArtifact)
@@ -179,6 +202,7 @@ async def _store(ctx: Ctx, artifact: PackArtifact, out: IO[bytes], digest: str) 
                 generated_at=utcnow(),
             )
         )
+    await checkpoints.reached(checkpoints.PACK_ARTIFACT_STORED, ctx.settings.pause_at)
 
 
 def _pages(

@@ -24,12 +24,13 @@ from evidence_gateway.artifacts.data import (
     RunInfo,
     WorkspaceInfo,
 )
+from evidence_gateway.events import EventType
 from evidence_gateway.models import (
     ApiKey,
-    ApprovalAction,
     CalculationRun,
     DataQualityAssessment,
     EmissionFactor,
+    Event,
     EvidenceItem,
     FactorVersion,
     ImportBatch,
@@ -42,22 +43,51 @@ from evidence_gateway.models import (
 from evidence_gateway.resolvers.context import Ctx
 
 
-async def take_snapshot(
-    session: AsyncSession,
-    ctx: Ctx,
-    workspace: Workspace,
-    run: CalculationRun,
-    assessment: DataQualityAssessment | None,
-    legacy: LegacyReport | None,
-    *,
-    pack_id: uuid.UUID,
-) -> tuple[list[ImportBatch], PackData]:
-    """The workspace's imports (in import order) and the data of the pack being generated."""
+async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tuple[list[ImportBatch], PackData]:
+    """The workspace's imports (in import order) and the data the pack's files show.
+
+    Everything is read by what the pack recorded at allocation (its run, assessment, legacy
+    report, creation time and event sequence), so rendering now or later from a queue gives
+    the same files.
+    """
+    workspace = (
+        await session.execute(
+            select(Workspace).where(col(Workspace.id) == pack.workspace_id, col(Workspace.org_id) == ctx.org_id)
+        )
+    ).scalar_one()
+    run = (
+        await session.execute(
+            select(CalculationRun).where(
+                col(CalculationRun.id) == pack.calculation_run_id, col(CalculationRun.org_id) == ctx.org_id
+            )
+        )
+    ).scalar_one()
+    assessment = (
+        await session.get(DataQualityAssessment, pack.data_quality_assessment_id)
+        if pack.data_quality_assessment_id
+        else None
+    )
+    legacy = (
+        (
+            await session.execute(
+                select(LegacyReport).where(
+                    col(LegacyReport.id) == pack.legacy_report_id, col(LegacyReport.org_id) == ctx.org_id
+                )
+            )
+        ).scalar_one_or_none()
+        if pack.legacy_report_id
+        else None
+    )
     imports = list(
         (
             await session.execute(
                 select(ImportBatch)
-                .where(col(ImportBatch.workspace_id) == workspace.id, col(ImportBatch.org_id) == ctx.org_id)
+                .where(
+                    col(ImportBatch.workspace_id) == workspace.id,
+                    col(ImportBatch.org_id) == ctx.org_id,
+                    # The run's imports: any later one would have superseded it (data_version).
+                    col(ImportBatch.created_at) <= (run.completed_at or run.created_at),
+                )
                 .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
             )
         ).scalars()
@@ -74,8 +104,8 @@ async def take_snapshot(
         quality=_quality_info(assessment),
         methodology=await _methodology_info(session, run),
         legacy_report=_legacy_info(legacy),
-        evidence=await _evidence(session, ctx, workspace.id),
-        audit=await _audit(session, ctx, workspace.id, run, imports, exclude_pack=pack_id),
+        evidence=await _evidence(session, ctx, workspace.id, pack),
+        audit=await audit_trail(session, ctx, workspace.id, pack.audit_sequence or 0, exclude_pack=pack.id),
     )
     return imports, snapshot
 
@@ -155,18 +185,20 @@ async def _methodology_info(session: AsyncSession, run: CalculationRun) -> Metho
     )
 
 
-async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[EvidenceInfo]:
-    """Items attached to the workspace, to one of its shipments, or to one of its packs."""
-    packs = select(ReportPack.id).where(
+async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID, pack: ReportPack) -> list[EvidenceInfo]:
+    """Items attached to the workspace, to one of its shipments, or to one of its packs, up to the
+    pack's allocation."""
+    packs = select(col(ReportPack.id)).where(
         col(ReportPack.workspace_id) == workspace_id, col(ReportPack.org_id) == ctx.org_id
     )
-    shipments = select(Shipment.id).where(
+    shipments = select(col(Shipment.id)).where(
         col(Shipment.workspace_id) == workspace_id, col(Shipment.org_id) == ctx.org_id
     )
     rows = await session.execute(
         select(EvidenceItem)
         .where(
             col(EvidenceItem.org_id) == ctx.org_id,
+            col(EvidenceItem.uploaded_at) <= pack.created_at,
             or_(
                 col(EvidenceItem.workspace_id) == workspace_id,
                 col(EvidenceItem.report_pack_id).in_(packs),
@@ -200,110 +232,85 @@ async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) ->
     ]
 
 
-async def _audit(
-    session: AsyncSession,
-    ctx: Ctx,
-    workspace_id: uuid.UUID,
-    run: CalculationRun,
-    imports: list[ImportBatch],
-    *,
-    exclude_pack: uuid.UUID,
-) -> list[AuditEvent]:
-    """docs/packs.md "Audit trail": imports, runs up to the pack's run, reviewed packs, approvals.
+# The log's types that enter an audit trail, and their names in the CSV (docs/packs.md).
+_AUDITED = (
+    EventType.import_registered,
+    EventType.calculation_completed,
+    EventType.calculation_failed,
+    EventType.pack_generated,
+    EventType.pack_status_changed,
+)
 
+
+async def audit_trail(
+    session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID, upto_sequence: int, *, exclude_pack: uuid.UUID
+) -> list[AuditEvent]:
+    """docs/packs.md "Audit trail", read from the event log in one ordered query.
+
+    Imports, runs, approvals, and earlier packs someone acted on, up to the pack's allocation.
     A pack's own generation is not in its trail (its time would make the bytes differ), and an
     earlier pack appears only once someone acted on it: regenerating unchanged inputs with no
     review in between gives the same trail, hence the same pack_hash.
     """
-    runs = list(
-        (
-            await session.execute(
-                select(CalculationRun)
-                .where(
-                    col(CalculationRun.workspace_id) == workspace_id,
-                    col(CalculationRun.org_id) == ctx.org_id,
-                    col(CalculationRun.created_at) <= run.created_at,
-                )
-                .order_by(col(CalculationRun.created_at).asc(), col(CalculationRun.id).asc())
+    rows = (
+        await session.execute(
+            select(
+                col(Event.type),
+                col(Event.occurred_at),
+                col(Event.actor),
+                col(ApiKey.display_prefix),
+                col(Event.subject_type),
+                col(Event.subject_id),
+                col(Event.data),
             )
-        ).scalars()
-    )
-    actions = list(
-        (
-            await session.execute(
-                select(ApprovalAction)
-                .where(col(ApprovalAction.workspace_id) == workspace_id, col(ApprovalAction.org_id) == ctx.org_id)
-                .order_by(col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
+            .outerjoin(ApiKey, col(ApiKey.id) == col(Event.actor))
+            .where(
+                col(Event.org_id) == ctx.org_id,
+                col(Event.workspace_id) == workspace_id,
+                col(Event.sequence) <= upto_sequence,
+                col(Event.type).in_([t.value for t in _AUDITED]),
             )
-        ).scalars()
-    )
-    acted_on = {a.report_pack_id for a in actions} - {exclude_pack}
-    packs = (
-        list((await session.execute(select(ReportPack).where(col(ReportPack.id).in_(acted_on)))).scalars())
-        if acted_on
-        else []
-    )
-    versions = {p.id: p.version_number for p in packs}
-    key_ids = {k for k in [*(b.api_key_id for b in imports), *(r.api_key_id for r in runs),
-                           *(a.api_key_id for a in actions), *(p.api_key_id for p in packs)] if k}  # fmt: skip
-    prefixes: dict[uuid.UUID, str] = {}
-    if key_ids:
-        found = await session.execute(select(ApiKey.id, ApiKey.display_prefix).where(col(ApiKey.id).in_(key_ids)))
-        prefixes = {row.id: row.display_prefix for row in found}
+            .order_by(col(Event.sequence))
+        )
+    ).all()
+    reviewed = {r.subject_id for r in rows if r.type == EventType.pack_status_changed and r.data.get("action_type")}
+    reviewed.discard(exclude_pack)
+    trail = []
+    for r in rows:
+        entry = _audit_entry(r.type, r.data, reviewed, r.subject_id)
+        if entry is not None:
+            name, text = entry
+            trail.append(AuditEvent(r.occurred_at, name, r.actor, r.display_prefix, r.subject_type, r.subject_id, text))
+    return trail
 
-    def event(at: Any, name: str, key: uuid.UUID | None, kind: str, subject: uuid.UUID, text: str) -> AuditEvent:
-        return AuditEvent(at, name, key, prefixes.get(key) if key else None, kind, subject, text)
 
-    events = [
-        event(
-            b.created_at,
-            "import_registered",
-            b.api_key_id,
-            "import_batch",
-            b.id,
-            f"{b.source_filename or 'unnamed source'} ({b.source_file_type or 'type not given'}, "
-            f"system {b.source_system or 'not given'}): {b.source_row_count} rows declared, "
-            f"{b.shipment_count} shipment rows stored",
+def _audit_entry(type_: str, d: dict[str, Any], reviewed: set[uuid.UUID], subject: uuid.UUID) -> tuple[str, str] | None:
+    if type_ == EventType.import_registered:
+        return "import_registered", (
+            f"{d.get('source_filename') or 'unnamed source'} ({d.get('source_file_type') or 'type not given'}, "
+            f"system {d.get('source_system') or 'not given'}): {d.get('source_row_count')} rows declared, "
+            f"{d.get('shipment_count')} shipment rows stored"
         )
-        for b in imports
-    ]
-    for r in runs:
-        total = "n/a" if r.total_co2e_kg is None else f"{r.total_co2e_kg!r} kg CO2e"
-        events.append(
-            event(
-                r.created_at,
-                f"calculation_{r.status}",
-                r.api_key_id,
-                "calculation_run",
-                r.id,
-                f"completed_at {r.completed_at.isoformat() if r.completed_at else 'n/a'}; "
-                f"rerun_hash {r.rerun_hash or 'n/a'}; {total}; {r.shipment_count} shipments"
-                + (f"; error: {r.error_message}" if r.error_message else ""),
-            )
+    if type_ in (EventType.calculation_completed, EventType.calculation_failed):
+        total = "n/a" if d.get("total_co2e_kg") is None else f"{d['total_co2e_kg']!r} kg CO2e"
+        return f"calculation_{d.get('status')}", (
+            f"completed_at {d.get('completed_at') or 'n/a'}; rerun_hash {d.get('rerun_hash') or 'n/a'}; "
+            f"{total}; {d.get('shipment_count')} shipments"
+            + ("; superseded by newer data or a newer run" if d.get("superseded") else "")
+            + (f"; error: {d['error_message']}" if d.get("error_message") else "")
         )
-    for p in packs:
-        events.append(
-            event(
-                p.created_at,
-                "pack_generated",
-                p.api_key_id,
-                "report_pack",
-                p.id,
-                f"version {p.version_number}; pack_hash {p.pack_hash or 'n/a'}; calculation run {p.calculation_run_id}",
-            )
+    if type_ == EventType.pack_generated:
+        if subject not in reviewed:
+            return None
+        return "pack_generated", (
+            f"version {d.get('version_number')}; pack_hash {d.get('pack_hash') or 'n/a'}; "
+            f"calculation run {d.get('calculation_run_id')}"
         )
-    for a in actions:
-        version = versions.get(a.report_pack_id)
-        events.append(
-            event(
-                a.created_at,
-                f"approval_{a.action_type}",
-                a.api_key_id,
-                "report_pack",
-                a.report_pack_id,
-                f"pack version {version if version is not None else '?'}: {a.status_before} -> {a.status_after}"
-                + (f"; comment: {a.comment}" if a.comment else ""),
-            )
+    action = d.get("action_type")
+    if type_ == EventType.pack_status_changed and action:
+        comment = d.get("comment")
+        return f"approval_{action}", (
+            f"pack version {d.get('version_number')}: {d.get('status_before')} -> {d.get('status_after')}"
+            + (f"; comment: {comment}" if comment else "")
         )
-    events.sort(key=lambda e: (e.occurred_at, e.event, str(e.subject_id)))
-    return events
+    return None

@@ -1,14 +1,18 @@
 """Evidence packs: versioned generation from the workspace state, reading, artifact content.
 
 Generation runs in three steps so no write lock is held while files render:
-1. one transaction locks the workspace, allocates the next version (max + 1; the unique
-   constraint is the backstop), stores the pack as ``draft`` with eight ``pending`` artifacts,
-   and takes the snapshot the files show (everything but the shipment rows);
-2. each artifact renders in a worker thread (shipment rows streamed from the database in
-   chunks, for that artifact alone) and is stored in its own short transaction;
-3. one transaction marks the pack ``generated`` with its ``pack_hash``, archives older
-   never-published versions and moves the workspace to ``review_needed``.
-A failure in 2 or 3 marks the pack and all its artifacts ``failed`` (contents removed).
+1. one unit of work locks the workspace, allocates the next version (max + 1; the unique
+   constraint is the backstop), stores the pack as ``draft`` with eight ``pending`` artifacts
+   and a lease (or queued, for ``Prefer: respond-async``), and records the event sequence the
+   audit trail will show;
+2. the node holding the lease takes the snapshot, renders each artifact in a worker thread
+   (shipment rows streamed from the database) and stores each in its own short transaction,
+   renewing the lease meanwhile;
+3. one unit of work marks the pack ``generated`` with its ``pack_hash``, archives older
+   never-published versions and, if the pack still reflects the workspace's latest run, moves
+   the workspace to ``review_needed``.
+A failure in 2 or 3 marks the pack and all its artifacts ``failed`` (contents removed), with a
+``pack.failed`` event; so does the sweeper when the lease runs out (the node died).
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, pack_hash
-from evidence_gateway.artifacts.data import (
-    PackData,
-)
 from evidence_gateway.errors import Conflict, DomainError, InternalError, InvalidInput, NotFound
+from evidence_gateway.events import EventType
+from evidence_gateway.leases import NODE_ID, expiry, kept_alive, wake_workers
 from evidence_gateway.models import (
     ApprovalAction,
     ArtifactContent,
@@ -38,6 +42,7 @@ from evidence_gateway.models import (
     CalculationRun,
     DataQualityAssessment,
     LegacyReport,
+    Organization,
     PackArtifact,
     PackStatus,
     ReportPack,
@@ -45,10 +50,12 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pack_render import render_and_store
 from evidence_gateway.resolvers.pack_snapshot import take_snapshot
+from evidence_gateway.resolvers.preconditions import touch
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -56,11 +63,14 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.timeutil import as_aware, utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
 
 log = logging.getLogger(__name__)
 
 VERSION_RETRIES = 5
+INTERRUPTED = "interrupted"
+CANCELLED = "interrupted: the request was cancelled or the server stopped before the pack was generated"
 # Workspace states from which a pack may be built: the latest calculation is current.
 _BUILDABLE = {
     WorkspaceStatus.calculated.value,
@@ -68,7 +78,7 @@ _BUILDABLE = {
     WorkspaceStatus.approved.value,
     WorkspaceStatus.published.value,
 }
-_KEEP_ON_NEW_VERSION = (PackStatus.published.value, PackStatus.archived.value)
+_KEEP_ON_NEW_VERSION = (PackStatus.published.value, PackStatus.archived.value, PackStatus.failed.value)
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
 
@@ -91,40 +101,62 @@ class GeneratedPack:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class _Allocated:
+@dataclass(frozen=True, slots=True)
+class QueuedPack:
+    """Prefer: respond-async: the version is allocated and queued; any node's worker renders it."""
+
     pack: ReportPack
     artifacts: list[PackArtifact]
-    data: PackData
-    batch_ids: list[uuid.UUID]
-    superseded_pack_id: uuid.UUID | None
 
 
 # ---- generation -------------------------------------------------------------------------------
 
 
-async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack:
+async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack | QueuedPack:
     """POST /workspaces/{id}/packs: next version, eight rendered artifacts, workspace -> review_needed."""
     payload = parse(GeneratePackInput, data if data is not None else {})
-    allocated = await _allocate_with_retry(ctx, workspace_id, payload)
-    pack = allocated.pack
+    pack = await _allocate_with_retry(ctx, workspace_id, payload)
+    if ctx.respond_async:
+        wake_workers()
+        return QueuedPack(pack, [])
+    return await execute_pack(ctx, pack.id)
+
+
+async def execute_pack(ctx: Ctx, pack_id: uuid.UUID) -> GeneratedPack:
+    """Render and store a pack this node holds the lease of, renewing it meanwhile."""
     try:
-        by_type = {a.artifact_type: a for a in allocated.artifacts}
-        hashes = await render_and_store(ctx, allocated.data, allocated.batch_ids, by_type)
-        return await _finalize(ctx, allocated, hashes)
-    except asyncio.CancelledError as exc:
-        # The request went away mid-render: never leave the pack draft with pending artifacts.
-        await asyncio.shield(_mark_failed(ctx, pack.id, exc))
+        async with kept_alive(lambda: renew_pack_lease(ctx, pack_id), ctx.settings.lease_seconds):
+            await checkpoints.reached(checkpoints.PACK_ALLOCATED, ctx.settings.pause_at)
+            async with ctx.db.snapshot() as session:
+                pack = await load_pack(session, ctx, pack_id)
+                artifacts = (await artifacts_of(session, [pack.id]))[pack.id]
+                imports, data = await take_snapshot(session, ctx, pack)
+            by_type = {a.artifact_type: a for a in artifacts}
+            hashes = await render_and_store(ctx, data, [b.id for b in imports], by_type)
+            rows, evidence = data.run.shipment_count, len(data.evidence)
+            return await _finalize(ctx, pack, hashes, shipment_rows=rows, evidence=evidence)
+    except asyncio.CancelledError:
+        # The request went away or the server is stopping: never leave the pack draft with pending artifacts.
+        await asyncio.shield(_mark_failed(ctx, pack_id, None))
         raise
     except Exception as exc:
-        await _mark_failed(ctx, pack.id, exc)
+        await _mark_failed(ctx, pack_id, exc)
         if isinstance(exc, DomainError):
             raise
-        log.exception("rendering pack %s failed", pack.id)
-        raise InternalError("pack rendering failed", pack_id=str(pack.id), version_number=pack.version_number) from exc
+        log.exception("rendering pack %s failed", pack_id)
+        raise InternalError("pack rendering failed", pack_id=str(pack_id)) from exc
 
 
-async def _allocate_with_retry(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> _Allocated:
+async def renew_pack_lease(ctx: Ctx, pack_id: uuid.UUID) -> None:
+    async with ctx.db.write() as session:
+        await session.execute(
+            update(ReportPack)
+            .where(col(ReportPack.id) == pack_id, col(ReportPack.lease_owner) == NODE_ID)
+            .values(lease_expires_at=expiry(ctx.settings.lease_seconds))
+        )
+
+
+async def _allocate_with_retry(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> ReportPack:
     for attempt in range(VERSION_RETRIES):
         try:
             return await _allocate(ctx, workspace_id, payload)
@@ -135,8 +167,9 @@ async def _allocate_with_retry(ctx: Ctx, workspace_id: Any, payload: GeneratePac
     raise AssertionError("unreachable")
 
 
-async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> _Allocated:
-    async with ctx.db.write() as session:
+async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> ReportPack:
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
         workspace = await load_writable_workspace(session, ctx, workspace_id)
         run = await _current_run(session, ctx, workspace)
         legacy = await _legacy_for_pack(session, ctx, workspace, payload.legacy_report_id or run.legacy_report_id)
@@ -153,8 +186,13 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
                 select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)
             )
         ).scalar_one()
+        # Every event committed so far; the pack's audit trail shows the log up to here.
+        audit_sequence = (
+            await session.execute(select(Organization.last_event_sequence).where(col(Organization.id) == ctx.org_id))
+        ).scalar_one()
         version = (last or 0) + 1
         now = utcnow()
+        queued = ctx.respond_async
         pack = ReportPack(
             workspace_id=workspace.id,
             org_id=ctx.org_id,
@@ -168,8 +206,11 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
             export_template_id=run.export_template_id,
             rerun_hash=run.rerun_hash,
             superseded_pack_id=workspace.latest_report_pack_id,
-            api_key_id=ctx.principal.key_id,
+            api_key_id=ctx.actor,
             created_at=now,
+            audit_sequence=audit_sequence,
+            lease_owner=None if queued else NODE_ID,
+            lease_expires_at=None if queued else expiry(ctx.settings.lease_seconds),
         )
         session.add(pack)
         await session.flush()  # the unique (workspace_id, version_number) constraint speaks here
@@ -187,8 +228,9 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
             for spec in SPECS.values()
         ]
         session.add_all(artifacts)
-        imports, snapshot = await take_snapshot(session, ctx, workspace, run, assessment, legacy, pack_id=pack.id)
-    return _Allocated(pack, artifacts, snapshot, [b.id for b in imports], workspace.latest_report_pack_id)
+        if queued:
+            uow.respond(QueuedPack(pack, artifacts))
+    return pack
 
 
 async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> CalculationRun:
@@ -243,77 +285,153 @@ async def _legacy_for_pack(
     return report
 
 
-async def _finalize(ctx: Ctx, allocated: _Allocated, hashes: dict[str, str]) -> GeneratedPack:
-    pack = allocated.pack
+async def _finalize(
+    ctx: Ctx, allocated: ReportPack, hashes: dict[str, str], *, shipment_rows: int, evidence: int
+) -> GeneratedPack:
     digest = pack_hash(hashes[t.value] for t in ArtifactType)
-    async with ctx.db.write() as session:
-        workspace = await load_workspace(session, ctx, pack.workspace_id, for_write=True)
-        current = await session.get(ReportPack, pack.id, with_for_update=True, populate_existing=True)
-        assert current is not None
+    async with unit_of_work(ctx) as uow:
+        session = uow.session
+        workspace = await load_workspace(session, ctx, allocated.workspace_id, for_write=True)
+        current = await session.get(ReportPack, allocated.id, with_for_update=True, populate_existing=True)
+        if current is None or current.lease_owner != NODE_ID:
+            raise Conflict(
+                "the pack generation was interrupted before it completed; generate again",
+                reason=INTERRUPTED,
+                pack_id=str(allocated.id),
+            )
         current.pack_hash = digest
+        current.lease_owner = None
+        current.lease_expires_at = None
+        touch(current)
         if current.status == PackStatus.draft.value:
             current.status = PackStatus.generated.value
         # else: a newer version finished first and archived this one; it stays archived.
-        older = list(
-            (
-                await session.execute(
-                    select(ReportPack).where(
-                        col(ReportPack.workspace_id) == workspace.id,
-                        col(ReportPack.version_number) < current.version_number,
-                        col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
-                    )
-                )
-            ).scalars()
+        artifacts = (await artifacts_of(session, [current.id]))[current.id]
+        uow.emit(
+            EventType.pack_generated,
+            "report_pack",
+            current.id,
+            {**pack_json(current, artifacts, ctx.settings), "artifact_count": len(artifacts)},
+            workspace_id=workspace.id,
         )
-        is_latest = current.status == PackStatus.generated.value
+        # Only a pack of the workspace's current run becomes its latest: an import or a newer
+        # run that landed during rendering leaves the workspace where it is.
+        is_latest = (
+            current.status == PackStatus.generated.value
+            and workspace.latest_calculation_run_id == current.calculation_run_id
+            and workspace.status in _BUILDABLE
+        )
         superseded: list[uuid.UUID] = []
         if is_latest:
-            for old in older:
-                old.status = PackStatus.archived.value
-                superseded.append(old.id)
-            if workspace.status != WorkspaceStatus.archived.value:
-                workspace.latest_report_pack_id = current.id
-                move_workspace(workspace, WorkspaceStatus.review_needed)
+            superseded = await _archive_older(uow, workspace, current)
+            workspace.latest_report_pack_id = current.id
+            move_workspace(uow, workspace, WorkspaceStatus.review_needed)
             if current.data_quality_assessment_id is not None:
                 await session.execute(
                     update(DataQualityAssessment)
                     .where(col(DataQualityAssessment.id) == current.data_quality_assessment_id)
                     .values(report_pack_id=current.id)
                 )
-        artifacts = await _artifacts_of(session, [current.id])
-    meta = {
-        "calculation_run_id": current.calculation_run_id,
-        "data_quality_assessment_id": current.data_quality_assessment_id,
-        "rerun_hash": current.rerun_hash,
-        "legacy_report_id": current.legacy_report_id,
-        "version_number": current.version_number,
-        "pack_hash": digest,
-        "artifact_count": len(artifacts[current.id]),
-        "shipment_rows": allocated.data.run.shipment_count,
-        "evidence_item_count": len(allocated.data.evidence),
-        "supersedes_pack_id": allocated.superseded_pack_id,
-        "superseded_pack_ids": sorted(superseded, key=str),
-        "superseded": bool(superseded),
-    }
-    return GeneratedPack(pack=current, artifacts=artifacts[current.id], meta=meta)
+        meta = {
+            "calculation_run_id": current.calculation_run_id,
+            "data_quality_assessment_id": current.data_quality_assessment_id,
+            "rerun_hash": current.rerun_hash,
+            "legacy_report_id": current.legacy_report_id,
+            "version_number": current.version_number,
+            "pack_hash": digest,
+            "artifact_count": len(artifacts),
+            "shipment_rows": shipment_rows,
+            "evidence_item_count": evidence,
+            "supersedes_pack_id": allocated.superseded_pack_id,
+            "superseded_pack_ids": sorted(superseded, key=str),
+            "superseded": bool(superseded),
+        }
+        generated = GeneratedPack(pack=current, artifacts=artifacts, meta=meta)
+        uow.respond(generated)
+    return generated
 
 
-async def _mark_failed(ctx: Ctx, pack_id: uuid.UUID, exc: BaseException) -> None:
-    message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+async def _archive_older(uow: UnitOfWork, workspace: Workspace, current: ReportPack) -> list[uuid.UUID]:
+    older = (
+        await uow.session.execute(
+            select(ReportPack).where(
+                col(ReportPack.workspace_id) == workspace.id,
+                col(ReportPack.version_number) < current.version_number,
+                col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
+            )
+        )
+    ).scalars()
+    older = list(older)
+    artifacts = await artifacts_of(uow.session, [p.id for p in older])
+    archived = []
+    for old in older:
+        before = old.status
+        old.status = PackStatus.archived.value
+        touch(old)
+        archived.append(old.id)
+        uow.emit(
+            EventType.pack_status_changed,
+            "report_pack",
+            old.id,
+            {**pack_json(old, artifacts[old.id], uow.ctx.settings), "status_before": before, "status_after": old.status,
+             "reason": "superseded"},
+            workspace_id=workspace.id,
+        )  # fmt: skip
+    return archived
+
+
+async def _mark_failed(ctx: Ctx, pack_id: uuid.UUID, exc: Exception | None) -> None:
+    """``exc`` None: cancelled (client gone, server stopping) — the generation was interrupted."""
+    if exc is None:
+        message, reason = CANCELLED, INTERRUPTED
+    else:
+        message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+        reason = "error"
     try:
-        async with ctx.db.write() as session:
-            artifact_ids = select(PackArtifact.id).where(col(PackArtifact.report_pack_id) == pack_id)
-            await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
-            await session.execute(
-                update(PackArtifact)
-                .where(col(PackArtifact.report_pack_id) == pack_id)
-                .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
-            )
-            await session.execute(
-                update(ReportPack).where(col(ReportPack.id) == pack_id).values(status=PackStatus.failed.value)
-            )
+        async with unit_of_work(ctx) as uow:
+            await fail_pack(uow, pack_id, message, reason=reason)
     except Exception:  # the original error is what the caller must see
         log.exception("could not mark pack %s failed", pack_id)
+
+
+async def fail_pack(
+    uow: UnitOfWork, pack_id: uuid.UUID, message: str, *, reason: str = "error", expired_only: bool = False
+) -> bool:
+    """A pack whose generation did not finish: failed, every artifact failed and unreadable.
+
+    Only while it is still being generated (a lease or a queue place); the sweeper passes
+    ``expired_only`` so a lease renewed meanwhile wins.
+    """
+    session = uow.session
+    stmt = select(ReportPack).where(col(ReportPack.id) == pack_id, col(ReportPack.pack_hash).is_(None))
+    stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    pack = (await session.execute(stmt)).scalar_one_or_none()
+    if pack is None or pack.status == PackStatus.failed.value:
+        return False
+    lease_end = as_aware(pack.lease_expires_at)
+    if expired_only and (lease_end is None or lease_end >= utcnow()):
+        return False
+    artifact_ids = select(col(PackArtifact.id)).where(col(PackArtifact.report_pack_id) == pack_id)
+    await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
+    await session.execute(
+        update(PackArtifact)
+        .where(col(PackArtifact.report_pack_id) == pack_id)
+        .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
+    )
+    before = pack.status
+    pack.status = PackStatus.failed.value
+    pack.lease_owner = None
+    pack.lease_expires_at = None
+    touch(pack)
+    uow.emit(
+        EventType.pack_failed,
+        "report_pack",
+        pack.id,
+        {**pack_json(pack, [], uow.ctx.settings), "status_before": before, "status_after": pack.status,
+         "reason": INTERRUPTED if expired_only else reason, "error": message[:2000]},
+        workspace_id=pack.workspace_id,
+    )  # fmt: skip
+    return True
 
 
 # ---- reads ------------------------------------------------------------------------------------
@@ -332,7 +450,8 @@ async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write:
     return pack
 
 
-async def _artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
+async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
+    """Artifacts of each pack, in pack_hash (type) order."""
     out: dict[uuid.UUID, list[PackArtifact]] = {i: [] for i in pack_ids}
     if not pack_ids:
         return out
@@ -354,7 +473,7 @@ async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
             if pack.data_quality_assessment_id
             else None
         )
-        artifacts = (await _artifacts_of(session, [pack.id]))[pack.id]
+        artifacts = (await artifacts_of(session, [pack.id]))[pack.id]
     return PackDetail(pack=pack, artifacts=artifacts, calculation_run=run, quality_assessment=assessment)
 
 
@@ -367,7 +486,7 @@ async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
     """GET /packs/{id}/artifacts: all eight, in pack_hash order."""
     async with ctx.db.read() as session:
         pack = await load_pack(session, ctx, pack_id)
-        return (await _artifacts_of(session, [pack.id]))[pack.id]
+        return (await artifacts_of(session, [pack.id]))[pack.id]
 
 
 async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> PackDetail | None:
@@ -383,7 +502,7 @@ async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> 
     ).scalar_one_or_none()
     if pack is None:
         return None
-    return PackDetail(pack=pack, artifacts=(await _artifacts_of(session, [pack.id]))[pack.id])
+    return PackDetail(pack=pack, artifacts=(await artifacts_of(session, [pack.id]))[pack.id])
 
 
 # ---- artifact content ---------------------------------------------------------------------------
@@ -453,7 +572,7 @@ async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UU
 
 async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
     async with ctx.db.read() as session:
-        found = await _artifacts_of(session, list(ids))
+        found = await artifacts_of(session, list(ids))
     return {k: [a for a in v if a.org_id == ctx.org_id] for k, v in found.items()}
 
 

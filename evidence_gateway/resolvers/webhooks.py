@@ -21,6 +21,7 @@ from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import unit_of_work
 from evidence_gateway.webhooks import guard, sender, signing
 
 DEFAULT_EVENT_TYPE = "pack.published"
@@ -129,9 +130,7 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
         api_key_id=ctx.principal.key_id,
         created_at=now,
     )
-    async with ctx.db.write() as session:
-        session.add(delivery)
-    return WebhookTestResult(
+    result = WebhookTestResult(
         delivered=outcome.delivered,
         target_url=p.target_url,
         event_type=event_type,
@@ -142,6 +141,11 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
         webhook_id=msg_id,
         delivery_id=delivery.id,
     )
+    # A record of an outbound attempt, not a change of the organisation's data: no event.
+    async with unit_of_work(ctx) as uow:
+        uow.session.add(delivery)
+        uow.respond(result)
+    return result
 
 
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:

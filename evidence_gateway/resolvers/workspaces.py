@@ -13,13 +13,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
+from evidence_gateway.events import EventType
 from evidence_gateway.models import Workspace, WorkspaceStatus
+from evidence_gateway.representation import workspace_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.methodology import profile_exists
 from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
 
 
 class WorkspaceCreate(StrictInput):
@@ -93,12 +97,16 @@ async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
         updated_at=now,
         **payload.model_dump(),
     )
-    async with ctx.db.write() as session:
+    async with unit_of_work(ctx) as uow:
         profile_id = payload.default_methodology_profile_id
         if profile_id is not None:
-            if not await profile_exists(session, profile_id):
+            if not await profile_exists(uow.session, profile_id):
                 raise InvalidInput(fields={"default_methodology_profile_id": "unknown methodology profile"})
-        session.add(workspace)
+        uow.session.add(workspace)
+        uow.emit(
+            EventType.workspace_created, "workspace", workspace.id, workspace_json(workspace), workspace_id=workspace.id
+        )
+        uow.respond(workspace)
     return workspace
 
 
@@ -107,24 +115,41 @@ async def load_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any, *, 
     wid = parse_id(workspace_id, "workspace")
     stmt = select(Workspace).where(col(Workspace.id) == wid, col(Workspace.org_id) == ctx.org_id)
     if for_write:
-        stmt = stmt.with_for_update()
+        # Re-read under the lock even if this session already holds the row.
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
     workspace = (await session.execute(stmt)).scalar_one_or_none()
     if workspace is None:
         raise NotFound("workspace not found", resource="workspace", id=str(workspace_id))
     return workspace
 
 
-async def load_writable_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any) -> Workspace:
-    """Locks the row (PostgreSQL) and refuses archived workspaces."""
+async def load_writable_workspace(
+    session: AsyncSession, ctx: Ctx, workspace_id: Any, *, if_match: bool = True
+) -> Workspace:
+    """Locks the row (PostgreSQL), refuses archived workspaces and honours If-Match (unless the
+    request's If-Match names another resource, as approvals name the pack)."""
     workspace = await load_workspace(session, ctx, workspace_id, for_write=True)
     if workspace.status == WorkspaceStatus.archived.value:
         raise Conflict("workspace is archived", status=workspace.status)
+    if if_match:
+        check_if_match(ctx, workspace, "workspace")
     return workspace
 
 
-def move_workspace(workspace: Workspace, status: WorkspaceStatus) -> None:
+def move_workspace(uow: UnitOfWork, workspace: Workspace, status: WorkspaceStatus) -> None:
+    """Every change of a workspace passes here: new ETag, and an event when its state moves."""
+    before = workspace.status
     workspace.status = status.value
     workspace.updated_at = utcnow()
+    touch(workspace)
+    if before != status.value:
+        uow.emit(
+            EventType.workspace_status_changed,
+            "workspace",
+            workspace.id,
+            {**workspace_json(workspace), "status_before": before, "status_after": status.value},
+            workspace_id=workspace.id,
+        )
 
 
 def periods_overlap(a_start: date | None, a_end: date | None, b_start: date | None, b_end: date | None) -> bool:

@@ -2,51 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.http_body import read_json_object
 from evidence_gateway.models import EvidenceItem
+from evidence_gateway.representation import evidence_item_json
 from evidence_gateway.resolvers import evidence
+from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.rest_compat.http import caller, envelope, paginated, pick
-
-EVIDENCE_ITEM_FIELDS = (
-    "id",
-    "workspace_id",
-    "report_pack_id",
-    "shipment_id",
-    "org_id",
-    "evidence_type",
-    "title",
-    "file_name",
-    "file_url",
-    "file_sha256",
-    "mime_type",
-    "issue_date",
-    "valid_from",
-    "valid_to",
-    "source_system",
-    "verification_status",
-    "attachment_scope",
-    "extracted_metadata_json",
-    "notes",
-    "uploaded_at",
-)
-
-
-def evidence_item_json(item: EvidenceItem) -> dict[str, Any]:
-    return pick(item, EVIDENCE_ITEM_FIELDS)
+from evidence_gateway.rest_compat.http import caller, envelope, paginated
+from evidence_gateway.rest_compat.writes import location, write
 
 
 async def create_evidence_item(request: Request) -> Response:
-    """POST /v2/evidence-items: 201 with the stored item."""
-    ctx = await caller(request)
-    body = await read_json_object(request, ctx.settings.max_body_bytes)
-    return envelope(evidence_item_json(await evidence.create_evidence_item(ctx, body)), status=201)
+    """POST /v2/evidence-items: 201 with the stored item and its Location."""
+
+    def render(item: EvidenceItem, ctx: Ctx) -> Response:
+        headers = {"Location": location(ctx, f"/v2/evidence-items/{item.id}")}
+        return envelope(evidence_item_json(item), status=201, headers=headers)
+
+    return await write(request, evidence.create_evidence_item, render)
 
 
 async def list_evidence_items(request: Request) -> Response:

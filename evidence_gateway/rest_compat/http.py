@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from evidence_gateway.auth import authenticate
+from evidence_gateway.jsoncodec import dumps as dumps
+from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page
 
 T = TypeVar("T")
 Serializer = Callable[[T], dict[str, Any]]
-
-_JSON_OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
-
-
-def _default(value: Any) -> Any:
-    # asyncpg returns its own UUID subclass, which orjson does not know.
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def dumps(content: Any) -> bytes:
-    return orjson.dumps(content, default=_default, option=_JSON_OPTIONS)
 
 
 class JSONResponse(Response):
@@ -43,7 +30,7 @@ class JSONResponse(Response):
 async def caller(request: Request) -> Ctx:
     state = request.app.state
     principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
-    return Ctx(db=state.db, settings=state.settings, principal=principal)
+    return Ctx(db=state.db, settings=state.settings, principal=principal, request_id=request_id_of(request.scope))
 
 
 def envelope(

@@ -12,25 +12,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.errors import DomainError
+from evidence_gateway.representation import legacy_report_json
 from evidence_gateway.resolvers import legacy
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated, pick
+from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
 from evidence_gateway.settings import Settings
 
 # RFC 9745: the resource has been deprecated since 2026-01-01T00:00:00Z (structured-field date).
 DEPRECATED_SINCE = "@1767225600"
-LEGACY_FIELDS = (
-    "id",
-    "org_id",
-    "title",
-    "reporting_period_start",
-    "reporting_period_end",
-    "status",
-    "total_co2e_kg",
-    "shipment_count",
-    "created_at",
-    "updated_at",
-)
 
 
 def sunset_value(raw: str | None) -> str | None:
@@ -63,7 +52,7 @@ def legacy_json(view: legacy.LegacyReportView, base_url: str) -> dict[str, Any]:
     base = base_url.rstrip("/")
     ws, pack = view.successor_workspace_id, view.successor_report_pack_id
     return {
-        **pick(view.report, LEGACY_FIELDS),
+        **legacy_report_json(view.report),
         "successor": {
             "workspace_id": ws,
             "workspace_url": f"{base}/api/v2/workspaces/{ws}" if ws else None,

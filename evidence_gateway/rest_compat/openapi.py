@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.http_body import MAX_JSON_DEPTH
 from evidence_gateway.models import (
     ApprovalActionType,
     AttachmentScope,
@@ -52,17 +53,59 @@ BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]
 
 # Every error status we answer, as a shared response: (component name, description).
 ERRORS = {
-    400: ("BadRequest", "Malformed JSON, a body that is not a JSON object, or a missing required body."),
+    400: (
+        "BadRequest",
+        "Malformed JSON, a body that is not a JSON object, a missing required body, "
+        f"or JSON nested deeper than {MAX_JSON_DEPTH} levels.",
+    ),
     401: ("Unauthenticated", "Missing, malformed, unknown or revoked API key."),
     403: ("Forbidden", "Signed download link expired or tampered."),
     404: ("NotFound", "Unknown id, another organisation's id, or a malformed id in the path."),
-    409: ("Conflict", "The current state forbids the operation (details name the state)."),
+    409: (
+        "Conflict",
+        "The current state forbids the operation (details name the state), or a request with the same "
+        "Idempotency-Key is still running (code idempotency_key_in_use).",
+    ),
+    412: ("PreconditionFailed", "If-Match named another version than the current one (details.etag)."),
     413: ("PayloadTooLarge", "Request body over the size limit."),
-    422: ("InvalidInput", "Well-formed but invalid input; details.fields names each field."),
+    415: ("UnsupportedMediaType", "Body declared as something other than application/json or application/*+json."),
+    422: (
+        "InvalidInput",
+        "Well-formed but invalid input; details.fields names each field. Also: the Idempotency-Key "
+        "was used for a different request (code idempotency_key_reused).",
+    ),
     502: ("UpstreamFailed", "The webhook target did not accept the test request; details carry the result."),
 }
 
-BODY_ERRORS = (400, 413, 422)
+BODY_ERRORS = (400, 409, 413, 415, 422)
+
+# Every POST: docs/write-path.md.
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "schema": string(minLength=1, maxLength=255),
+    "description": "1–255 printable characters; the same request again within 24 h gets the stored answer.",
+    **EXT,
+}
+IF_MATCH = {
+    "name": "If-Match",
+    "in": "header",
+    "required": False,
+    "schema": string(),
+    "description": "ETag of the resource this write depends on; 412 when it has changed.",
+    **EXT,
+}
+PREFER = {
+    "name": "Prefer",
+    "in": "header",
+    "required": False,
+    "schema": string(),
+    "description": "respond-async (RFC 7240): answer 202 with the queued resource and its Location.",
+    **EXT,
+}
+LOCATION = {"Location": {"required": True, "schema": string("uri"), "description": "The created resource."}}
+ETAG = {"ETag": {"required": True, "schema": string(), "description": "Strong tag for If-Match."}}
 
 
 # -- operation helpers --------------------------------------------------------------------------
@@ -100,11 +143,14 @@ def operation(
     deprecated: bool = False,
     security: list[dict[str, list[str]]] | None = None,
     ok_headers: dict[str, Any] | None = None,
+    accepted: tuple[Schema, str] | None = None,
 ) -> dict[str, Any]:
     status, schema, description = ok
     success: dict[str, Any] = {"description": description, "content": _json(schema)}
     if ok_headers:
         success["headers"] = ok_headers
+    if request is not None:
+        params = [*(params or []), IDEMPOTENCY_KEY]
     out: dict[str, Any] = {
         "operationId": op_id,
         "summary": summary,
@@ -116,6 +162,12 @@ def operation(
             **{str(code): {"$ref": f"#/components/responses/{ERRORS[code][0]}"} for code in sorted({401, *errors})},
         },
     }
+    if accepted is not None:
+        out["responses"]["202"] = {
+            "description": accepted[1],
+            "content": _json(accepted[0]),
+            "headers": {**LOCATION, "Preference-Applied": {"required": True, "schema": string(const="respond-async")}},
+        }
     if request is not None:
         out["requestBody"] = request
     if extension:
@@ -339,6 +391,7 @@ def paths() -> dict[str, Any]:
                 BODY_ERRORS,
                 tag="workspaces",
                 request=body(_workspace_create()),
+                ok_headers={**LOCATION, **ETAG},
             ),
         },
         "/v2/workspaces/{id}": {
@@ -349,6 +402,7 @@ def paths() -> dict[str, Any]:
                 (404,),
                 tag="workspaces",
                 params=[ws],
+                ok_headers=ETAG,
             )
         },
         "/v2/workspaces/{id}/imports": {
@@ -356,10 +410,11 @@ def paths() -> dict[str, Any]:
                 "registerImport",
                 "Register an import batch (optionally with shipment rows)",
                 (201, data_envelope(ref("ImportBatch")), "The import batch."),
-                (*BODY_ERRORS, 404, 409),
+                (*BODY_ERRORS, 404, 409, 412),
                 tag="workspaces",
-                params=[ws],
+                params=[ws, IF_MATCH],
                 request=body(_import_create()),
+                ok_headers=LOCATION,
             )
         },
         "/v2/workspaces/{id}/calculate": {
@@ -367,10 +422,11 @@ def paths() -> dict[str, Any]:
                 "calculateWorkspace",
                 "Create a calculation run and its data-quality assessment",
                 (200, data_envelope(_calculate_result()), "The run and its assessment."),
-                (*BODY_ERRORS, 404, 409),
+                (*BODY_ERRORS, 404, 409, 412),
                 tag="calculations",
-                params=[ws],
+                params=[ws, IF_MATCH, PREFER],
                 request=body(_calculate(), required=False),
+                accepted=(data_envelope(ref("CalculationRun")), "Prefer: respond-async: the run, queued."),
             )
         },
         "/v2/workspaces/{id}/quality": {
@@ -388,10 +444,12 @@ def paths() -> dict[str, Any]:
                 "generatePack",
                 "Generate or refresh the evidence pack from the current workspace state",
                 (201, meta_envelope(ref("ReportPack"), _pack_meta()), "The new pack version."),
-                (*BODY_ERRORS, 404, 409),
+                (*BODY_ERRORS, 404, 409, 412),
                 tag="packs",
-                params=[ws],
+                params=[ws, IF_MATCH, PREFER],
                 request=body(request_obj({"legacy_report_id": uuid_()}, required=[]), required=False),
+                ok_headers={**LOCATION, **ETAG},
+                accepted=(data_envelope(ref("ReportPack")), "Prefer: respond-async: the version, queued."),
             )
         },
         "/v2/packs/{id}": {
@@ -402,6 +460,7 @@ def paths() -> dict[str, Any]:
                 (404,),
                 tag="packs",
                 params=[pack],
+                ok_headers=ETAG,
             )
         },
         "/v2/packs/{id}/artifacts": {
@@ -419,10 +478,58 @@ def paths() -> dict[str, Any]:
                 "recordApproval",
                 "Record an approval action on the pack",
                 (201, data_envelope(ref("ApprovalActionResult")), "Pack status before and after."),
-                (*BODY_ERRORS, 404, 409),
+                (*BODY_ERRORS, 404, 409, 412),
                 tag="packs",
-                params=[pack],
+                params=[pack, IF_MATCH],
                 request=body(_approval()),
+                ok_headers=LOCATION,
+            )
+        },
+        "/v2/approvals/{id}": {
+            "get": operation(
+                "getApprovalAction",
+                "One recorded approval action (the Location of a new one)",
+                (200, data_envelope(ref("ApprovalAction")), "The approval action."),
+                (404,),
+                tag="packs",
+                params=[path_id("Approval action")],
+                extension=True,
+            )
+        },
+        "/v2/imports/{id}": {
+            "get": operation(
+                "getImportBatch",
+                "One import batch (the Location of a registered import)",
+                (200, data_envelope(ref("ImportBatch")), "The import batch."),
+                (404,),
+                tag="workspaces",
+                params=[path_id("Import batch")],
+                extension=True,
+            )
+        },
+        "/v2/calculation-runs/{id}": {
+            "get": operation(
+                "getCalculationRun",
+                "One calculation run with its assessment (the Location of an accepted calculation)",
+                (200, data_envelope(ref("CalculationRunDetail")), "The run."),
+                (404,),
+                tag="calculations",
+                params=[path_id("Calculation run")],
+                extension=True,
+            )
+        },
+        "/v2/events": {
+            "get": operation(
+                "listEvents",
+                "The organisation's event log after a cursor, oldest first",
+                (200, ref("EventPage"), "Events and the cursor to continue from."),
+                (422,),
+                tag="events",
+                params=[
+                    {"name": "after", "in": "query", "schema": string(), "description": "A cursor from this API."},
+                    {"name": "limit", "in": "query", "schema": integer(minimum=1, maximum=200, default=50)},
+                ],
+                extension=True,
             )
         },
         "/v2/artifacts/{id}/download": {"get": _download()},
@@ -448,9 +555,10 @@ def paths() -> dict[str, Any]:
                 "createEvidenceItem",
                 "Register an evidence item (supporting document)",
                 (201, data_envelope(ref("EvidenceItem")), "The evidence item."),
-                (*BODY_ERRORS, 409),
+                BODY_ERRORS,
                 tag="evidence",
                 request=body(_evidence_create()),
+                ok_headers=LOCATION,
             ),
         },
         "/v2/evidence-items/{id}": {
@@ -537,6 +645,7 @@ LINKS: dict[tuple[str, str], tuple[str, ...]] = {
     ("listWorkspaces", "$response.body#/data/0/id"): ("getWorkspace",),
     ("calculateWorkspace", "$response.body#/data/workspace_id"): ("getWorkspaceQuality", "generatePack"),
     ("generatePack", "$response.body#/data/id"): ("getPack", "listPackArtifacts", "recordApproval"),
+    ("registerImport", "$response.body#/data/id"): ("getImportBatch",),
     ("listPackArtifacts", "$response.body#/data/0/id"): ("downloadArtifact",),
     ("createEvidenceItem", "$response.body#/data/id"): ("getEvidenceItem",),
     ("listEvidenceItems", "$response.body#/data/0/id"): ("getEvidenceItem",),
@@ -562,6 +671,8 @@ def _error_responses() -> dict[str, Any]:
         response: dict[str, Any] = {"description": description, "content": _json(ref("ErrorResponse"))}
         if code == 401:
             response["headers"] = {"WWW-Authenticate": {"required": True, "schema": string(const="Bearer")}}
+        if code == 415:
+            response["headers"] = {"Accept-Post": {"required": True, "schema": string(const="application/json")}}
         out[name] = response
     return out
 
@@ -579,7 +690,9 @@ def document() -> dict[str, Any]:
         },
         "servers": [{"url": "/api"}],
         "security": BEARER,
-        "tags": [{"name": t} for t in ("workspaces", "calculations", "packs", "evidence", "webhooks", "legacy")],
+        "tags": [
+            {"name": t} for t in ("workspaces", "calculations", "packs", "evidence", "webhooks", "events", "legacy")
+        ],
         "paths": _add_links(paths()),
         "components": {
             "securitySchemes": {

@@ -167,6 +167,7 @@ def _workspace() -> Schema:
             "archived_at": nullable(datetime_()),
             "created_at": datetime_(),
             "updated_at": datetime_(),
+            "data_version": ext(integer(minimum=0), "Raised by every import; a calculation records the one it read."),
         }
     )
 
@@ -206,6 +207,57 @@ def _calculation_run() -> Schema:
             "shipment_count": ext(integer(minimum=0), "Shipment rows the run read."),
             "totals_by_mode_json": ext(free_object(), "Totals per transport mode."),
             "error_message": ext(nullable(string()), "Why a failed run failed."),
+            "data_version": ext(nullable(integer(minimum=0)), "The workspace's data version the run read."),
+            "superseded": ext(
+                boolean(), "Completed after newer data or a newer run: on record, never the workspace's latest."
+            ),
+        }
+    )
+
+
+def _calculation_run_detail() -> Schema:
+    return {"allOf": [ref("CalculationRun"), obj({"quality_assessment": nullable(ref("DataQualityAssessment"))})]}
+
+
+def _approval_action() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "report_pack_id": uuid_(),
+            "workspace_id": uuid_(),
+            "action_type": string(),
+            "comment": nullable(string()),
+            "status_before": enum(PackStatus),
+            "status_after": enum(PackStatus),
+            "api_key_id": uuid_(),
+            "created_at": datetime_(),
+        }
+    )
+
+
+def _event() -> Schema:
+    return obj(
+        {
+            "id": uuid_(),
+            "sequence": integer(minimum=1),
+            "type": string(description="resource.past_tense_verb (docs/events.md)."),
+            "occurred_at": datetime_(),
+            "actor": nullable(uuid_()),
+            "request_id": nullable(string()),
+            "subject_type": string(),
+            "subject_id": uuid_(),
+            "workspace_id": nullable(uuid_()),
+            "data": free_object("The resource as REST renders it, plus status_before/status_after."),
+            "cursor": string(description="Pass as `after` to continue after this event."),
+        }
+    )
+
+
+def _event_page() -> Schema:
+    return obj(
+        {
+            "data": array(ref("Event")),
+            "pagination": obj({"next_cursor": nullable(string()), "has_more": boolean()}),
         }
     )
 
@@ -495,6 +547,10 @@ def component_schemas() -> dict[str, Schema]:
         "ReportPackDetail": _pack_detail(),
         "PackArtifact": _artifact(),
         "ApprovalActionResult": _approval_result(),
+        "ApprovalAction": ext(_approval_action()),
+        "CalculationRunDetail": ext(_calculation_run_detail()),
+        "Event": ext(_event()),
+        "EventPage": ext(_event_page()),
         "EvidenceItem": _evidence_item(),
         "WebhookTestResult": _webhook_result(),
         "WebhookDelivery": _webhook_delivery(),

@@ -9,67 +9,14 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from evidence_gateway import signing
-from evidence_gateway.http_body import read_json_object
-from evidence_gateway.models import ArtifactStatus, ArtifactType, PackArtifact, ReportPack
+from evidence_gateway.representation import approval_json, artifact_json, assessment_json, pack_json, run_json
 from evidence_gateway.resolvers import approvals, packs
+from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.packs import CONTENT_CHUNK, PackDetail
-from evidence_gateway.rest_compat.calculations import assessment_json, run_json
-from evidence_gateway.rest_compat.http import caller, envelope, pick
+from evidence_gateway.resolvers.preconditions import etag
+from evidence_gateway.rest_compat.http import caller, envelope
+from evidence_gateway.rest_compat.writes import location, write
 from evidence_gateway.settings import Settings
-
-PACK_FIELDS = (
-    "id",
-    "workspace_id",
-    "org_id",
-    "legacy_report_id",
-    "version_number",
-    "title",
-    "audience_label",
-    "status",
-    "methodology_profile_id",
-    "calculation_run_id",
-    "data_quality_assessment_id",
-    "export_template_id",
-    "pack_hash",
-    "rerun_hash",
-)
-PACK_TIME_FIELDS = ("created_at", "approved_at", "published_at")
-# Extension: the version this one replaced when it was generated.
-PACK_EXTENSION_FIELDS = ("superseded_pack_id",)
-URL_FIELDS = tuple(f"{t.value}_url" for t in ArtifactType)
-ARTIFACT_FIELDS = (
-    "id",
-    "report_pack_id",
-    "workspace_id",
-    "artifact_type",
-    "status",
-    "file_name",
-    "content_type",
-    "created_at",
-    "generated_at",
-)
-# Extensions: what an auditor needs to check the bytes and re-derive pack_hash.
-ARTIFACT_EXTENSION_FIELDS = ("content_sha256", "size_bytes")
-
-
-def artifact_json(artifact: PackArtifact, settings: Settings) -> dict[str, Any]:
-    ready = artifact.status == ArtifactStatus.generated.value
-    return {
-        **pick(artifact, ARTIFACT_FIELDS),
-        "file_url": signing.file_url(settings, artifact.id) if ready else None,
-        "signed_download_url": signing.signed_download_url(settings, artifact.id) if ready else None,
-        **pick(artifact, ARTIFACT_EXTENSION_FIELDS),
-    }
-
-
-def pack_json(pack: ReportPack, artifacts: list[PackArtifact], settings: Settings) -> dict[str, Any]:
-    by_type = {a.artifact_type: a for a in artifacts}
-    urls = {}
-    for kind in ArtifactType:
-        artifact = by_type.get(kind.value)
-        ready = artifact is not None and artifact.status == ArtifactStatus.generated.value
-        urls[f"{kind.value}_url"] = signing.file_url(settings, artifact.id) if ready and artifact else None
-    return {**pick(pack, PACK_FIELDS), **urls, **pick(pack, PACK_TIME_FIELDS), **pick(pack, PACK_EXTENSION_FIELDS)}
 
 
 def pack_detail_json(detail: PackDetail, settings: Settings) -> dict[str, Any]:
@@ -82,18 +29,29 @@ def pack_detail_json(detail: PackDetail, settings: Settings) -> dict[str, Any]:
 
 
 async def generate_pack(request: Request) -> Response:
-    """POST /v2/workspaces/{id}/packs: 201 with the new version; meta says what it was built from."""
-    ctx = await caller(request)
-    body = await read_json_object(request, ctx.settings.max_body_bytes, required=False)
-    result = await packs.generate_pack(ctx, request.path_params["id"], body)
-    return envelope(pack_json(result.pack, result.artifacts, ctx.settings), status=201, meta=result.meta)
+    """POST /v2/workspaces/{id}/packs: 201 with the new version; meta says what it was built from.
+
+    With ``Prefer: respond-async``: 202, the version allocated and queued, its Location to follow.
+    """
+
+    def render(result: packs.GeneratedPack | packs.QueuedPack, ctx: Ctx) -> Response:
+        headers = {"Location": location(ctx, f"/v2/packs/{result.pack.id}"), "ETag": etag(result.pack)}
+        body = pack_json(result.pack, result.artifacts, ctx.settings)
+        if isinstance(result, packs.QueuedPack):
+            return envelope(body, status=202, headers={**headers, "Preference-Applied": "respond-async"})
+        return envelope(body, status=201, meta=result.meta, headers=headers)
+
+    workspace_id = request.path_params["id"]
+    return await write(
+        request, lambda ctx, body: packs.generate_pack(ctx, workspace_id, body), render, body_required=False
+    )
 
 
 async def get_pack(request: Request) -> Response:
-    """GET /v2/packs/{id}: pack + calculation_run, quality_assessment, artifacts."""
+    """GET /v2/packs/{id}: pack + calculation_run, quality_assessment, artifacts; ETag for If-Match."""
     ctx = await caller(request)
     detail = await packs.get_pack_detail(ctx, request.path_params["id"])
-    return envelope(pack_detail_json(detail, ctx.settings))
+    return envelope(pack_detail_json(detail, ctx.settings), headers={"ETag": etag(detail.pack)})
 
 
 async def list_artifacts(request: Request) -> Response:
@@ -105,18 +63,27 @@ async def list_artifacts(request: Request) -> Response:
 
 async def record_approval(request: Request) -> Response:
     """POST /v2/packs/{id}/approvals: 201 {reportPackId, workspaceId, statusBefore, statusAfter}."""
+
+    def render(result: approvals.ApprovalResult, ctx: Ctx) -> Response:
+        return envelope(
+            {
+                "reportPackId": result.report_pack_id,
+                "workspaceId": result.workspace_id,
+                "statusBefore": result.status_before,
+                "statusAfter": result.status_after,
+            },
+            status=201,
+            headers={"Location": location(ctx, f"/v2/approvals/{result.action.id}")},
+        )
+
+    pack_id = request.path_params["id"]
+    return await write(request, lambda ctx, body: approvals.record_approval(ctx, pack_id, body), render)
+
+
+async def get_approval(request: Request) -> Response:
+    """GET /v2/approvals/{id} (extension): one recorded approval action."""
     ctx = await caller(request)
-    body = await read_json_object(request, ctx.settings.max_body_bytes)
-    result = await approvals.record_approval(ctx, request.path_params["id"], body)
-    return envelope(
-        {
-            "reportPackId": result.report_pack_id,
-            "workspaceId": result.workspace_id,
-            "statusBefore": result.status_before,
-            "statusAfter": result.status_after,
-        },
-        status=201,
-    )
+    return envelope(approval_json(await approvals.get_approval(ctx, request.path_params["id"])))
 
 
 def _etag_matches(header: str | None, etag: str) -> bool:
@@ -157,5 +124,6 @@ routes = [
     Route("/v2/packs/{id}", get_pack, methods=["GET"]),
     Route("/v2/packs/{id}/artifacts", list_artifacts, methods=["GET"]),
     Route("/v2/packs/{id}/approvals", record_approval, methods=["POST"]),
+    Route("/v2/approvals/{id}", get_approval, methods=["GET"]),
     Route("/v2/artifacts/{id}/download", download_artifact, methods=["GET"]),
 ]

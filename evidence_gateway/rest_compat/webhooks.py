@@ -9,11 +9,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.errors import UpstreamFailed
-from evidence_gateway.http_body import read_json_object
 from evidence_gateway.models.webhooks import WebhookDelivery
 from evidence_gateway.resolvers import webhooks
+from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.rest_compat.http import caller, envelope, paginated, pick
+from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated, pick
+from evidence_gateway.rest_compat.writes import write
 
 RESULT_FIELDS = ("delivered", "target_url", "event_type", "http_status", "response_excerpt", "payload")
 # Extensions: why it failed, the webhook-id header sent, the stored delivery record.
@@ -45,12 +46,14 @@ def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
 
 async def webhook_test(request: Request) -> Response:
     """POST /v2/webhooks/test: 200 when the target answered 2xx, else 502 with the result in details."""
-    ctx = await caller(request)
-    body = await read_json_object(request, ctx.settings.max_body_bytes)
-    result = await webhooks.send_test_webhook(ctx, body)
-    if not result.delivered:
-        raise UpstreamFailed("webhook target did not accept the test request", **result_json(result))
-    return envelope(result_json(result))
+
+    def render(result: webhooks.WebhookTestResult, _ctx: Ctx) -> Response:
+        if not result.delivered:
+            failed = UpstreamFailed("webhook target did not accept the test request", **result_json(result))
+            return JSONResponse(failed.body(), status_code=failed.status)
+        return envelope(result_json(result))
+
+    return await write(request, webhooks.send_test_webhook, render)
 
 
 async def list_deliveries(request: Request) -> Response:

@@ -6,11 +6,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.http_body import read_json_object
+from evidence_gateway.models import ImportBatch, Workspace
+from evidence_gateway.representation import import_batch_json, workspace_json
 from evidence_gateway.resolvers import imports, workspaces
+from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope, paginated
-from evidence_gateway.rest_compat.serializers import import_batch_json, workspace_detail_json, workspace_json
+from evidence_gateway.rest_compat.serializers import workspace_detail_json
+from evidence_gateway.rest_compat.writes import location, write
 
 
 async def list_workspaces(request: Request) -> Response:
@@ -21,25 +25,40 @@ async def list_workspaces(request: Request) -> Response:
 
 
 async def create_workspace(request: Request) -> Response:
-    """POST /v2/workspaces: 201 with the new draft workspace."""
-    ctx = await caller(request)
-    body = await read_json_object(request, ctx.settings.max_body_bytes)
-    return envelope(workspace_json(await workspaces.create_workspace(ctx, body)), status=201)
+    """POST /v2/workspaces: 201 with the new draft workspace, its Location and ETag."""
+
+    def render(workspace: Workspace, ctx: Ctx) -> Response:
+        headers = {"Location": location(ctx, f"/v2/workspaces/{workspace.id}"), "ETag": etag(workspace)}
+        return envelope(workspace_json(workspace), status=201, headers=headers)
+
+    return await write(request, workspaces.create_workspace, render)
 
 
 async def get_workspace(request: Request) -> Response:
-    """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment."""
+    """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment; ETag for If-Match."""
     ctx = await caller(request)
     detail = await workspaces.get_workspace_detail(ctx, request.path_params["id"])
-    return envelope(workspace_detail_json(detail, ctx.settings))
+    return envelope(workspace_detail_json(detail, ctx.settings), headers={"ETag": etag(detail.workspace)})
 
 
 async def register_import(request: Request) -> Response:
     """POST /v2/workspaces/{id}/imports: imports carry rows, so their body limit is larger."""
+
+    def render(batch: ImportBatch, ctx: Ctx) -> Response:
+        return envelope(
+            import_batch_json(batch), status=201, headers={"Location": location(ctx, f"/v2/imports/{batch.id}")}
+        )
+
+    workspace_id = request.path_params["id"]
+    return await write(
+        request, lambda ctx, body: imports.register_import(ctx, workspace_id, body), render, import_body=True
+    )
+
+
+async def get_import(request: Request) -> Response:
+    """GET /v2/imports/{id} (extension): one registered import batch."""
     ctx = await caller(request)
-    body = await read_json_object(request, ctx.settings.max_import_bytes)
-    batch = await imports.register_import(ctx, request.path_params["id"], body)
-    return envelope(import_batch_json(batch), status=201)
+    return envelope(import_batch_json(await imports.get_import(ctx, request.path_params["id"])))
 
 
 routes = [
@@ -47,4 +66,5 @@ routes = [
     Route("/v2/workspaces", create_workspace, methods=["POST"]),
     Route("/v2/workspaces/{id}", get_workspace, methods=["GET"]),
     Route("/v2/workspaces/{id}/imports", register_import, methods=["POST"]),
+    Route("/v2/imports/{id}", get_import, methods=["GET"]),
 ]

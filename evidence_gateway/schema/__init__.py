@@ -10,11 +10,11 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext
 from strawberry.types.base import get_object_definition
 
-from evidence_gateway.schema import calculations, evidence, limits, packs, webhooks, workspaces
+from evidence_gateway.schema import calculations, events, evidence, limits, packs, webhooks, workspaces
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks)
+_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, events)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (

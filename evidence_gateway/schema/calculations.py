@@ -63,6 +63,10 @@ class CalculationRunType:
     error_message: str | None = strawberry.field(description="Why a failed run failed.")
     created_at: datetime = strawberry.field(description="When the run started.")
     completed_at: datetime | None = strawberry.field(description="When it completed or failed.")
+    data_version: int | None = strawberry.field(description="The workspace's data version the run read.")
+    superseded: bool = strawberry.field(
+        description="Completed after newer data or a newer run: kept for the record, never the workspace's latest."
+    )
 
     @strawberry.field(description="The run's quality assessment (none for failed runs).")
     async def quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
@@ -209,6 +213,7 @@ class Mutation:
     ) -> CalculateWorkspacePayload:
         data = input_to_dict(input) if input is not None else {}
         outcome = await calculations.calculate_workspace(info.context.ctx, workspace_id, data)
+        assert isinstance(outcome, calculations.CalculationOutcome)  # GraphQL never asks for respond-async
         from evidence_gateway.schema.workspaces import WorkspaceStatusEnum
 
         return CalculateWorkspacePayload(

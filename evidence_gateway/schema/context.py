@@ -13,6 +13,8 @@ from strawberry.dataloader import DataLoader
 from evidence_gateway.auth import Principal
 from evidence_gateway.db import Database
 from evidence_gateway.errors import Unauthenticated
+from evidence_gateway.idempotency import Claim
+from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.settings import Settings
 
@@ -28,6 +30,8 @@ class GraphQLContext:
     db: Database
     settings: Settings
     principal: Principal | None
+    # Idempotency-Key held for a document that runs exactly one mutation field (schema/view.py).
+    idempotency: Claim | None = None
     _loaders: dict[Any, DataLoader[Any, Any]] = field(default_factory=dict)
 
     @property
@@ -35,7 +39,13 @@ class GraphQLContext:
         """The resolver context; every data field needs a valid key, introspection does not."""
         if self.principal is None:
             raise Unauthenticated()
-        return Ctx(db=self.db, settings=self.settings, principal=self.principal)
+        return Ctx(
+            db=self.db,
+            settings=self.settings,
+            principal=self.principal,
+            request_id=request_id_of(self.request.scope),
+            idempotency=self.idempotency,
+        )
 
     def loader(self, batch: BatchFn[K, V], default: Any = None) -> DataLoader[K, V]:
         """One DataLoader per batch function per request, named by that function."""

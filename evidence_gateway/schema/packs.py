@@ -255,6 +255,7 @@ class Mutation:
         self, info: GqlInfo, workspace_id: uuid.UUID, input: GeneratePackInput | None = None
     ) -> GeneratePackPayload:
         result = await packs.generate_pack(info.context.ctx, workspace_id, input_to_dict(input) if input else {})
+        assert isinstance(result, packs.GeneratedPack)  # GraphQL never asks for respond-async
         meta = result.meta
         return GeneratePackPayload(
             pack=pack_type(result.pack),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from cross_web import HTTPException as StrawberryHTTPException
@@ -13,11 +14,12 @@ from strawberry.http import GraphQLHTTPResponse
 
 from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
-from evidence_gateway.errors import DomainError, Unauthenticated
-from evidence_gateway.http_body import read_body
+from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
+from evidence_gateway.http_body import check_json_depth, read_body
 from evidence_gateway.rest_compat.http import JSONResponse, dumps
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, http_status_for
+from evidence_gateway.schema.idempotent import run_idempotent
 
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
 
@@ -36,7 +38,8 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         try:
             if request.method == "POST":
                 request = await _buffered(request)
-            response: Response = await self.run(request)
+            # Idempotency-Key: one change per key for single-mutation documents (schema/idempotent.py).
+            response: Response = await run_idempotent(request, self.run)
         except DomainError as exc:
             response = graphql_error_response(exc.status, exc.message, exc.graphql_code)
         except StrawberryHTTPException as exc:
@@ -54,7 +57,12 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
         request.state.sub_response = response
         return GraphQLContext(
-            request=request, response=response, db=state.db, settings=state.settings, principal=principal
+            request=request,
+            response=response,
+            db=state.db,
+            settings=state.settings,
+            principal=principal,
+            idempotency=getattr(request.state, "idempotency", None),
         )
 
     async def process_result(self, request: Any, result: Any) -> GraphQLHTTPResponse:
@@ -76,6 +84,25 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
 
     def encode_json(self, data: object) -> str:
         return dumps(data).decode()
+
+    def decode_json(self, data: str | bytes) -> object:
+        """Strawberry's stdlib parse of bodies and GET ``variables``, made to refuse what REST refuses.
+
+        The depth limit comes first: the stdlib parser recurses per level (RecursionError, a
+        500, near 1,000 levels) and resolvers store what it returns. NaN and Infinity are
+        not JSON (orjson refuses them on REST); the stdlib would hand them on, to be stored
+        as tokens PostgreSQL's json type rejects. Lone surrogates stay: they reach the shared
+        input rule and come back as BAD_USER_INPUT naming the field, as on REST.
+        """
+        check_json_depth(data)
+        try:
+            return json.loads(data, parse_constant=_not_json)
+        except RecursionError:  # unreachable under the limit; never a 500 if that changes
+            raise BadRequest("JSON nested too deeply") from None
+
+
+def _not_json(name: str) -> Any:
+    raise BadRequest(f"malformed JSON body: {name} is not JSON")
 
 
 async def _buffered(request: Request) -> Request:

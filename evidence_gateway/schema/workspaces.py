@@ -61,6 +61,7 @@ class WorkspaceType(WorkspaceCalculationFields, WorkspacePackFields, WorkspaceEv
     archived_at: datetime | None = strawberry.field(description="When the workspace was archived.")
     created_at: datetime = strawberry.field(description="Creation time.")
     updated_at: datetime = strawberry.field(description="Last change.")
+    data_version: int = strawberry.field(description="Raised by every import; a calculation records the one it read.")
 
     @strawberry.field(description="Import batches of this workspace, newest first.")
     async def imports(self, info: GqlInfo) -> list[ImportBatchType]:

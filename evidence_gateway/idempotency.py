@@ -1,0 +1,195 @@
+"""Idempotency-Key (IETF httpapi idempotency-key draft, Stripe's semantics; DESIGN.md §14).
+
+A key is claimed in its own short transaction before the work starts (so a concurrent twin is
+told 409 at once); the unit of work that makes the change stores the answer in the *same*
+transaction as the change. If the work fails, the claim is released: nothing happened, so the
+retry runs afresh. If the process dies mid-work, the claim's lock runs out and a retry takes
+the key over; because change and answer commit together, the work is either done (replayed)
+or not done (run once more), never done twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.db import Database
+from evidence_gateway.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
+from evidence_gateway.models import IdempotencyRecord
+from evidence_gateway.timeutil import as_aware, utcnow
+
+RETENTION = timedelta(hours=24)
+MAX_KEY_LENGTH = 255
+HEADER = "Idempotency-Key"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(eq=False, slots=True)
+class Claim:
+    """A key this request holds; ``render`` turns the operation's result into the stored answer."""
+
+    org_id: uuid.UUID
+    key: str
+    fingerprint: str
+    render: Callable[[Any], StoredResponse | None] | None = None
+    response: StoredResponse | None = None
+    completed: bool = field(default=False)
+
+
+def check_key(raw: str) -> str:
+    """1–255 printable ASCII characters; anything else is a malformed header (400)."""
+    if not 1 <= len(raw) <= MAX_KEY_LENGTH or any(not 0x20 <= ord(c) < 0x7F for c in raw):
+        raise BadRequest(
+            "malformed Idempotency-Key header: 1 to 255 printable ASCII characters",
+            header=HEADER,
+        )
+    return raw
+
+
+def fingerprint(method: str, path: str, body: bytes) -> str:
+    """method + path + SHA-256 of the body, as one digest."""
+    body_hash = hashlib.sha256(body).hexdigest()
+    return hashlib.sha256(f"{method.upper()} {path} {body_hash}".encode()).hexdigest()
+
+
+async def claim(
+    db: Database, org_id: uuid.UUID, key: str, print_: str, *, lock_seconds: float
+) -> Claim | StoredResponse:
+    """The key for this request, or the stored answer of its first completion.
+
+    Raises 422 ``idempotency_key_reused`` for another request under the same key and 409
+    ``idempotency_key_in_use`` while its first request is still running.
+    """
+    now = utcnow()
+    locked_until = now + timedelta(seconds=lock_seconds)
+    fresh = {
+        "org_id": org_id,
+        "key": key,
+        "fingerprint": print_,
+        "completed": False,
+        "locked_until": locked_until,
+        "response_status": None,
+        "response_headers": {},
+        "response_body": None,
+        "created_at": now,
+        "expires_at": now + RETENTION,
+    }
+    dialect_insert = sqlite.insert if db.is_sqlite else postgresql.insert
+    table = IdempotencyRecord.__table__  # type: ignore[attr-defined]
+    async with db.write() as session:
+        inserted = await session.execute(
+            dialect_insert(table).values(**fresh).on_conflict_do_nothing().returning(table.c.key)
+        )
+        if inserted.first() is not None:
+            return Claim(org_id, key, print_)
+        record = await _load(session, org_id, key)
+        if as_aware(record.expires_at) <= now:  # type: ignore[operator]
+            # Older than the retention window: the key is free again.
+            await session.execute(_where(update(IdempotencyRecord), org_id, key).values(**fresh))
+            return Claim(org_id, key, print_)
+        if record.fingerprint != print_:
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key was already used for a different request",
+                header=HEADER,
+            )
+        if record.completed and record.response_status is None:
+            # GraphQL stores its answer just after the change; the process died in between.
+            raise IdempotencyKeyInUse(
+                "the first request with this Idempotency-Key completed, but its answer was not recorded",
+                header=HEADER,
+            )
+        if record.completed:
+            return StoredResponse(
+                status=record.response_status or 200,
+                headers=dict(record.response_headers or {}),
+                body=record.response_body or b"",
+            )
+        held = as_aware(record.locked_until)
+        if held is not None and held > now:
+            raise IdempotencyKeyInUse(
+                "a request with this Idempotency-Key is still being processed; retry later",
+                header=HEADER,
+            )
+        # The first request's process died before completing: nothing of it committed.
+        await session.execute(_where(update(IdempotencyRecord), org_id, key).values(locked_until=locked_until))
+        return Claim(org_id, key, print_)
+
+
+async def complete(session: AsyncSession, held: Claim, result: Any) -> None:
+    """Inside the unit of work that makes the change: store the answer with it."""
+    response = held.render(result) if held.render is not None else None
+    await session.execute(
+        _where(update(IdempotencyRecord), held.org_id, held.key).values(
+            completed=True,
+            locked_until=None,
+            response_status=response.status if response else None,
+            response_headers=response.headers if response else {},
+            response_body=response.body if response else None,
+        )
+    )
+    held.response = response
+    held.completed = True
+
+
+async def store_late(db: Database, held: Claim, response: StoredResponse) -> None:
+    """For an answer only known after the transaction (GraphQL's selection set)."""
+    async with db.write() as session:
+        await session.execute(
+            _where(update(IdempotencyRecord), held.org_id, held.key).values(
+                completed=True,
+                locked_until=None,
+                response_status=response.status,
+                response_headers=response.headers,
+                response_body=response.body,
+            )
+        )
+    held.completed = True
+
+
+async def release(db: Database, held: Claim) -> None:
+    """The work failed and changed nothing: forget the key so a retry runs again."""
+    async with db.write() as session:
+        await session.execute(
+            _where(delete(IdempotencyRecord), held.org_id, held.key).where(col(IdempotencyRecord.completed).is_(False))
+        )
+
+
+async def renew(db: Database, held: Claim, lock_seconds: float) -> None:
+    async with db.write() as session:
+        await session.execute(
+            _where(update(IdempotencyRecord), held.org_id, held.key)
+            .where(col(IdempotencyRecord.completed).is_(False))
+            .values(locked_until=utcnow() + timedelta(seconds=lock_seconds))
+        )
+
+
+async def purge(db: Database) -> int:
+    """Drop answers older than the retention window (the sweeper calls this)."""
+    async with db.write() as session:
+        result = await session.execute(delete(IdempotencyRecord).where(col(IdempotencyRecord.expires_at) < utcnow()))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def _load(session: AsyncSession, org_id: uuid.UUID, key: str) -> IdempotencyRecord:
+    stmt = _where(select(IdempotencyRecord), org_id, key).execution_options(populate_existing=True)
+    record: IdempotencyRecord = (await session.execute(stmt)).scalar_one()
+    return record
+
+
+def _where(stmt: Any, org_id: uuid.UUID, key: str) -> Any:
+    return stmt.where(col(IdempotencyRecord.org_id) == org_id, col(IdempotencyRecord.key) == key)

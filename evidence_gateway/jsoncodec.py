@@ -1,0 +1,27 @@
+"""The one JSON encoding of the API: REST bodies, GraphQL responses, event data, stored replies."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+
+_JSON_OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
+
+
+def _default(value: Any) -> Any:
+    # asyncpg returns its own UUID subclass, which orjson does not know.
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def dumps(content: Any) -> bytes:
+    """orjson; naive datetimes are UTC and every datetime prints with a ``Z``."""
+    return orjson.dumps(content, default=_default, option=_JSON_OPTIONS)
+
+
+def plain(content: Any) -> Any:
+    """The JSON-safe form (strings for ids and times) of a rendered resource, for JSON columns."""
+    return orjson.loads(dumps(content))

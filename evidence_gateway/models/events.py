@@ -1,0 +1,56 @@
+"""The append-only event log and the stored answers of idempotent requests."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, Column, Index, LargeBinary, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from evidence_gateway.models.base import created_field, id_field, json_field, org_fk
+
+
+class Event(SQLModel, table=True):
+    """Everything that happened to an organisation's data, in commit order (DESIGN.md §13)."""
+
+    __tablename__ = "event"
+    __table_args__ = (
+        UniqueConstraint("org_id", "sequence", name="uq_event_org_sequence"),
+        # The audit trail reads one workspace's events up to a sequence.
+        Index("ix_event_org_workspace_sequence", "org_id", "workspace_id", "sequence"),
+    )
+
+    id: uuid.UUID = id_field()
+    org_id: uuid.UUID = org_fk()
+    sequence: int = Field(sa_column=Column(BigInteger, nullable=False))
+    type: str = Field(max_length=64, nullable=False)
+    occurred_at: datetime = created_field()
+    # The acting API key (None for the CLI and for the sweeper).
+    actor: uuid.UUID | None = Field(default=None, foreign_key="api_key.id")
+    request_id: str | None = Field(default=None, max_length=200)
+    subject_type: str = Field(max_length=32, nullable=False)
+    subject_id: uuid.UUID = Field(nullable=False)
+    workspace_id: uuid.UUID | None = None
+    data: dict[str, Any] = json_field()
+
+
+class IdempotencyRecord(SQLModel, table=True):
+    """One Idempotency-Key of an organisation: in progress, or completed with its stored answer."""
+
+    __tablename__ = "idempotency_record"
+    __table_args__ = (Index("ix_idempotency_record_expires", "expires_at"),)
+
+    org_id: uuid.UUID = Field(foreign_key="organization.id", primary_key=True)
+    key: str = Field(max_length=255, primary_key=True)
+    # method + path + SHA-256 of the body, hashed.
+    fingerprint: str = Field(max_length=64, nullable=False)
+    completed: bool = Field(default=False, nullable=False)
+    # While in progress: the holder renews this; past it, a retry may take the key over.
+    locked_until: datetime | None = None
+    response_status: int | None = None
+    response_headers: dict[str, Any] = json_field()
+    response_body: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    created_at: datetime = created_field()
+    expires_at: datetime = Field(nullable=False)

@@ -1,0 +1,80 @@
+"""Reading the event log: the caller's organisation only, oldest first, by an opaque cursor."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
+from sqlmodel import col
+
+from evidence_gateway.errors import InvalidInput
+from evidence_gateway.models import Event
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.validation import parse
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+_CURSOR_PREFIX = "evs1:"
+
+
+@dataclass(frozen=True, slots=True)
+class EventPage:
+    items: list[Event]
+    # Where to continue: the cursor of the last event returned (or the one given, if none).
+    next_cursor: str | None
+    has_more: bool
+
+
+class _PageInput(BaseModel):
+    # Lax on purpose: query strings arrive as text ("20").
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
+
+
+def cursor_of(sequence: int) -> str:
+    """Opaque to clients: a position in the organisation's log."""
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{sequence}".encode()).decode().rstrip("=")
+
+
+def sequence_of(cursor: str | None, field: str = "after") -> int:
+    if not cursor:
+        return 0
+    refused = InvalidInput(fields={field: "not a cursor returned by this API"})
+    try:
+        text = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode("ascii")).decode("ascii")
+    except (ValueError, binascii.Error, UnicodeError):
+        raise refused from None
+    number = text.removeprefix(_CURSOR_PREFIX)
+    if not text.startswith(_CURSOR_PREFIX) or not number.isdigit() or len(number) > 18:
+        raise refused
+    return int(number)
+
+
+async def list_events(
+    ctx: Ctx, after: str | None = None, limit: Any = None, *, limit_field: str = "limit"
+) -> EventPage:
+    """Events after the cursor, oldest first, at most ``limit`` of them."""
+    try:
+        count = parse(_PageInput, {} if limit is None else {"limit": limit}).limit
+    except InvalidInput as exc:
+        raise InvalidInput(fields={limit_field: exc.fields.get("limit", "invalid")}) from None
+    after_sequence = sequence_of(after)
+    async with ctx.db.read() as session:
+        rows = list(
+            (
+                await session.execute(
+                    select(Event)
+                    .where(col(Event.org_id) == ctx.org_id, col(Event.sequence) > after_sequence)
+                    .order_by(col(Event.sequence))
+                    .limit(count + 1)
+                )
+            ).scalars()
+        )
+    items = rows[:count]
+    next_cursor = cursor_of(items[-1].sequence) if items else (after or None)
+    return EventPage(items=items, next_cursor=next_cursor, has_more=len(rows) > count)

@@ -1,0 +1,92 @@
+"""Idempotency-Key on GraphQL (DESIGN.md §14): honoured when the document runs exactly one
+mutation field. The change commits with a completed record in its unit of work; the GraphQL
+answer, known only once the selection set has resolved, is stored right after."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import orjson
+from graphql import FieldNode, GraphQLError, OperationDefinitionNode, OperationType, parse
+from starlette.requests import Request
+from starlette.responses import Response
+
+from evidence_gateway import idempotency
+from evidence_gateway.auth import authenticate
+from evidence_gateway.errors import BadRequest, Unauthenticated
+from evidence_gateway.idempotency import StoredResponse
+from evidence_gateway.leases import kept_alive
+
+Run = Callable[[Request], Awaitable[Response]]
+_KEPT_HEADERS = ("content-type",)
+
+
+def _mutation_fields(body: bytes) -> int | None:
+    """Root fields of the mutation the document runs; None when it runs no mutation."""
+    try:
+        payload = orjson.loads(body)
+        document = (
+            parse(payload["query"]) if isinstance(payload, dict) and isinstance(payload.get("query"), str) else None
+        )
+    except (orjson.JSONDecodeError, GraphQLError):
+        return None  # Strawberry answers a malformed request itself
+    if document is None:
+        return None
+    name = payload.get("operationName")
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if name is None or (o.name is not None and o.name.value == name)]
+    if len(chosen) != 1 or chosen[0].operation != OperationType.MUTATION:
+        return None
+    selections = chosen[0].selection_set.selections
+    # A fragment spread could hide any number of fields: it does not count as exactly one.
+    return len(selections) if all(isinstance(s, FieldNode) for s in selections) else len(selections) + 1
+
+
+async def run_idempotent(request: Request, run: Run) -> Response:
+    raw_key = request.headers.get(idempotency.HEADER)
+    if raw_key is None or request.method != "POST":
+        return await run(request)
+    body = await request.body()
+    fields = _mutation_fields(body)
+    if fields is None:
+        return await run(request)  # a query changes nothing: the key is simply not needed
+    if fields != 1:
+        raise BadRequest(
+            "Idempotency-Key applies to a document that runs exactly one mutation field", header=idempotency.HEADER
+        )
+    key = idempotency.check_key(raw_key)
+    state = request.app.state
+    try:
+        principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
+    except Unauthenticated:
+        return await run(request)  # answered UNAUTHENTICATED as usual; nothing to protect
+    settings = state.settings
+    outcome = await idempotency.claim(
+        state.db,
+        principal.org_id,
+        key,
+        idempotency.fingerprint("POST", request.url.path, body),
+        lock_seconds=settings.lease_seconds,
+    )
+    if isinstance(outcome, StoredResponse):
+        return Response(outcome.body, outcome.status, headers={**outcome.headers, "Idempotent-Replayed": "true"})
+    held = outcome
+    request.state.idempotency = held
+    try:
+        async with kept_alive(
+            lambda: idempotency.renew(state.db, held, settings.lease_seconds), settings.lease_seconds
+        ):
+            response = await run(request)
+    except BaseException:
+        await asyncio.shield(idempotency.release(state.db, held))
+        raise
+    if held.completed:
+        headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
+        await idempotency.store_late(
+            state.db, held, StoredResponse(response.status_code, headers, bytes(response.body))
+        )
+    else:
+        # The mutation was refused or failed before committing: a retry runs afresh.
+        await idempotency.release(state.db, held)
+    return response

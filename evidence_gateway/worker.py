@@ -1,0 +1,198 @@
+"""Each node's background work (DESIGN.md §15): the sweeper and the queue of respond-async work.
+
+The sweeper runs at start-up and every lease period: work whose lease ran out (its node died or
+hung) is marked ``failed`` with reason ``interrupted`` and a ``*.failed`` event, and expired
+idempotency records are purged. The queue loop claims queued runs and packs — with
+``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so several nodes share the queue and none takes an
+item twice; on SQLite the conditional claim alone decides — and runs them under a lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlmodel import col
+
+from evidence_gateway import idempotency
+from evidence_gateway.auth import Principal
+from evidence_gateway.db import Database
+from evidence_gateway.errors import DomainError
+from evidence_gateway.leases import NODE_ID, expiry, register_waiter, unregister_waiter
+from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
+from evidence_gateway.resolvers import calculations, packs
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.settings import Settings
+from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
+
+log = logging.getLogger(__name__)
+
+CLAIM_BATCH = 4
+# How often an idle node looks at the queue when nothing woke it (another node's requests).
+POLL_SECONDS = 1.0
+INTERRUPTED_MESSAGE = "interrupted: the node working on it stopped renewing its lease"
+
+
+class Worker:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self._wake = asyncio.Event()
+        self._loops: list[asyncio.Task[None]] = []
+        self._jobs: set[asyncio.Task[Any]] = set()
+
+    async def start(self) -> None:
+        await self.sweep()
+        register_waiter(self._wake)
+        self._loops = [asyncio.create_task(self._sweep_loop()), asyncio.create_task(self._queue_loop())]
+
+    async def stop(self, grace_seconds: float) -> None:
+        """Stop taking work; give running jobs ``grace_seconds``, then cancel them (they fail)."""
+        unregister_waiter(self._wake)
+        for task in self._loops:
+            task.cancel()
+        for task in self._loops:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._jobs:
+            _done, pending = await asyncio.wait(self._jobs, timeout=grace_seconds)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending)
+
+    # ---- the sweeper ---------------------------------------------------------------------------
+
+    async def sweep(self) -> int:
+        """Fail work with an expired lease; returns how many runs and packs it failed."""
+        now = utcnow()
+        failed = 0
+        expired_runs = await self._candidates(
+            select(col(CalculationRun.id), col(CalculationRun.org_id)).where(
+                col(CalculationRun.status) == RunStatus.running.value,
+                col(CalculationRun.lease_owner).is_not(None),
+                col(CalculationRun.lease_expires_at) < now,
+            )
+        )
+        for run_id, org_id in expired_runs:
+            failed += await self._as_system(org_id, partial(_fail_run, run_id))
+        expired_packs = await self._candidates(
+            select(col(ReportPack.id), col(ReportPack.org_id)).where(
+                col(ReportPack.lease_owner).is_not(None),
+                col(ReportPack.lease_expires_at) < now,
+            )
+        )
+        for pack_id, org_id in expired_packs:
+            failed += await self._as_system(org_id, partial(_fail_pack, pack_id))
+        await idempotency.purge(self.db)
+        if failed:
+            log.warning("sweeper failed %d interrupted runs/packs", failed)
+        return failed
+
+    async def _candidates(self, stmt: Any) -> list[tuple[uuid.UUID, uuid.UUID]]:
+        async with self.db.read() as session:
+            return [(r[0], r[1]) for r in (await session.execute(stmt.limit(500))).all()]
+
+    async def _as_system(self, org_id: uuid.UUID, change: Callable[[UnitOfWork], Awaitable[bool]]) -> int:
+        ctx = Ctx(db=self.db, settings=self.settings, principal=Principal(org_id=org_id, key_id=None))
+        try:
+            async with unit_of_work(ctx) as uow:
+                return 1 if await change(uow) else 0
+        except Exception:
+            log.exception("sweeper could not fail interrupted work of organisation %s", org_id)
+            return 0
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.lease_seconds)
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("sweep failed")
+
+    # ---- the queue ------------------------------------------------------------------------------
+
+    async def _queue_loop(self) -> None:
+        while True:
+            try:
+                claimed = await self.claim()
+            except Exception:
+                log.exception("claiming queued work failed")
+                claimed = 0
+            if claimed:
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            self._wake.clear()
+
+    async def claim(self) -> int:
+        """Take up to a few queued runs and packs and start them; returns how many."""
+        runs = await self._claim(
+            CalculationRun,
+            select(col(CalculationRun.id), col(CalculationRun.org_id), col(CalculationRun.api_key_id)).where(
+                col(CalculationRun.status) == RunStatus.running.value,
+                col(CalculationRun.lease_owner).is_(None),
+            ),
+        )
+        for run_id, org_id, key_id in runs:
+            self._spawn(calculations.execute_run(self._ctx(org_id, key_id), run_id))
+        queued_packs = await self._claim(
+            ReportPack,
+            select(col(ReportPack.id), col(ReportPack.org_id), col(ReportPack.api_key_id)).where(
+                col(ReportPack.status).in_([PackStatus.draft.value, PackStatus.archived.value]),
+                col(ReportPack.pack_hash).is_(None),
+                col(ReportPack.lease_owner).is_(None),
+                col(ReportPack.lease_expires_at).is_(None),
+                col(ReportPack.audit_sequence).is_not(None),
+            ),
+        )
+        for pack_id, org_id, key_id in queued_packs:
+            self._spawn(packs.execute_pack(self._ctx(org_id, key_id), pack_id))
+        return len(runs) + len(queued_packs)
+
+    async def _claim(self, model: Any, stmt: Any) -> list[tuple[uuid.UUID, uuid.UUID, uuid.UUID | None]]:
+        stmt = stmt.order_by(col(model.created_at)).limit(CLAIM_BATCH)
+        if not self.db.is_sqlite:
+            stmt = stmt.with_for_update(skip_locked=True)
+        claimed = []
+        async with self.db.write() as session:
+            for item_id, org_id, key_id in (await session.execute(stmt)).all():
+                taken = await session.execute(
+                    update(model)
+                    .where(col(model.id) == item_id, col(model.lease_owner).is_(None))
+                    .values(lease_owner=NODE_ID, lease_expires_at=expiry(self.settings.lease_seconds))
+                )
+                if taken.rowcount:  # type: ignore[attr-defined]
+                    claimed.append((item_id, org_id, key_id))
+        return claimed
+
+    def _ctx(self, org_id: uuid.UUID, key_id: uuid.UUID | None) -> Ctx:
+        return Ctx(db=self.db, settings=self.settings, principal=Principal(org_id=org_id, key_id=key_id))
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except DomainError as exc:
+                log.info("queued work ended with %s: %s", exc.code, exc.message)
+            except Exception:
+                log.exception("queued work failed")
+
+        task = asyncio.create_task(run())
+        self._jobs.add(task)
+        task.add_done_callback(self._jobs.discard)
+
+
+async def _fail_run(run_id: uuid.UUID, uow: UnitOfWork) -> bool:
+    return await calculations.fail_run(uow, run_id, INTERRUPTED_MESSAGE, expired_only=True)
+
+
+async def _fail_pack(pack_id: uuid.UUID, uow: UnitOfWork) -> bool:
+    return await packs.fail_pack(uow, pack_id, INTERRUPTED_MESSAGE, expired_only=True)
