@@ -17,6 +17,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -34,7 +35,9 @@ def start(build: str, src: Path | None, url: str, logdir: Path) -> harness.Serve
     env = harness.base_env()
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    cmd = [sys.executable, "-m", "evidence_gateway.cli", "serve", "--port", str(PORTS[build]), "--database-url", url]
+    # -P: the cwd (this checkout) must not shadow the build PYTHONPATH names.
+    cmd = [sys.executable, "-P", "-m", "evidence_gateway.cli", "serve", "--port", str(PORTS[build])]
+    cmd += ["--database-url", url]
     if build == "current" and url.startswith("postgresql"):
         cmd.append("--migrate")
     return harness.Server(build, harness.pinned(cmd, "0"), env, PORTS[build], logdir / f"{build}.log")
@@ -46,7 +49,7 @@ def key_for(src: Path | None, url: str, org: str) -> str:
         env["PYTHONPATH"] = str(src)
     import subprocess
 
-    cmd = [sys.executable, "-m", "evidence_gateway.cli", "keys", "create", "--org", org, "--database-url", url]
+    cmd = [sys.executable, "-P", "-m", "evidence_gateway.cli", "keys", "create", "--org", org, "--database-url", url]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=harness.ROOT)
     return out.stdout.strip().splitlines()[-1]
 
@@ -54,6 +57,23 @@ def key_for(src: Path | None, url: str, org: str) -> str:
 def create_load(port: int, key: str, duration: float) -> dict[str, Any]:
     sc = harness.Scenario("create", "POST", "/api/v2/workspaces", json.dumps({"name": "bench"}), key, "create", "rest")
     return harness.load(port, sc, duration)
+
+
+def spread_create_load(port: int, keys: list[str], duration: float) -> dict[str, Any]:
+    """The same 32 connections, spread over several organisations (one load process each)."""
+    per = harness.CONNECTIONS // len(keys)
+    results: list[dict[str, Any]] = []
+
+    def one(key: str) -> None:
+        sc = harness.Scenario("create", "POST", "/api/v2/workspaces", json.dumps({"name": "b"}), key, "create", "rest")
+        results.append(harness.load(port, sc, duration, connections=per))
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in keys]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"rps": round(sum(r["rps"] for r in results), 1), "p99_ms": max(r["p99_ms"] for r in results)}
 
 
 def import_50k(port: int, key: str, rows: list[dict[str, Any]]) -> float:
@@ -81,12 +101,15 @@ def run_backend(backend: str, src: Path, rounds: int, duration: float, logdir: P
             urls[build] = harness.pg_create(name)
             dropped.append(name)
     rows = harness.shipments(harness.IMPORT_ROWS)
-    result: dict[str, Any] = {b: {"create_rps": [], "create_p99_ms": [], "import_50k_s": []} for b in builds}
+    result: dict[str, Any] = {
+        b: {"create_rps": [], "create_p99_ms": [], "create_4_orgs_rps": [], "import_50k_s": []} for b in builds
+    }
     servers: dict[str, harness.Server] = {}
     try:
         for build, bsrc in builds.items():
             servers[build] = start(build, bsrc, urls[build], logdir)
         keys = {b: key_for(builds[b], urls[b], "bench-writes") for b in builds}
+        spread = {b: [key_for(builds[b], urls[b], f"bench-writes-{i}") for i in range(4)] for b in builds}
         for build in builds:  # warm up
             create_load(PORTS[build], keys[build], 1.0)
         for r in range(rounds):
@@ -95,9 +118,12 @@ def run_backend(backend: str, src: Path, rounds: int, duration: float, logdir: P
                 load = create_load(PORTS[build], keys[build], duration)
                 result[build]["create_rps"].append(load["rps"])
                 result[build]["create_p99_ms"].append(load["p99_ms"])
+                spread_load = spread_create_load(PORTS[build], spread[build], duration)
+                result[build]["create_4_orgs_rps"].append(spread_load["rps"])
                 result[build]["import_50k_s"].append(round(import_50k(PORTS[build], keys[build], rows), 2))
                 harness.log(f"  {backend} round {r + 1} {build:8s} create {load['rps']:7.1f} req/s "
-                            f"p99 {load['p99_ms']} ms  import 50k {result[build]['import_50k_s'][-1]} s")  # fmt: skip
+                            f"p99 {load['p99_ms']} ms  4 orgs {result[build]['create_4_orgs_rps'][-1]:7.1f} req/s  "
+                            f"import 50k {result[build]['import_50k_s'][-1]} s")  # fmt: skip
     finally:
         for server in servers.values():
             server.stop()
@@ -108,11 +134,13 @@ def run_backend(backend: str, src: Path, rounds: int, duration: float, logdir: P
         summary[build] = {
             "create_rps_median": statistics.median(figures["create_rps"]),
             "create_p99_ms_median": statistics.median(figures["create_p99_ms"]),
+            "create_4_orgs_rps_median": statistics.median(figures["create_4_orgs_rps"]),
             "import_50k_s_median": statistics.median(figures["import_50k_s"]),
             **figures,
         }
     base, cur = summary["baseline"], summary["current"]
     summary["create_ratio"] = round(cur["create_rps_median"] / base["create_rps_median"], 3)
+    summary["create_4_orgs_ratio"] = round(cur["create_4_orgs_rps_median"] / base["create_4_orgs_rps_median"], 3)
     summary["import_ratio"] = round(cur["import_50k_s_median"] / base["import_50k_s_median"], 3)
     return summary
 
@@ -139,16 +167,18 @@ def main() -> int:
         report[backend] = run_backend(backend, src, args.rounds, args.duration, logdir)
     out = harness.RESULTS / f"write-path-{stamp}.json"
     out.write_text(json.dumps(report, indent=2))
-    print(f"\n{'backend':10s} {'build':9s} {'create req/s':>12s} {'p99 ms':>8s} {'import 50k s':>13s}")
+    head = ("backend", "build", "create req/s", "p99 ms", "4 orgs req/s", "import 50k s")
+    print("\n{:10s} {:9s} {:>12s} {:>8s} {:>12s} {:>13s}".format(*head))
     for backend in args.backends.split(","):
         if backend not in report:
             continue
         for build in ("baseline", "current"):
             b = report[backend][build]
             print(f"{backend:10s} {build:9s} {b['create_rps_median']:12.1f} {b['create_p99_ms_median']:8.1f} "
-                  f"{b['import_50k_s_median']:13.2f}")  # fmt: skip
-        print(f"{backend:10s} current/baseline: create {report[backend]['create_ratio']}, "
-              f"import time {report[backend]['import_ratio']}")  # fmt: skip
+                  f"{b['create_4_orgs_rps_median']:12.1f} {b['import_50k_s_median']:13.2f}")  # fmt: skip
+        ratios = report[backend]
+        print(f"{backend:10s} current/baseline: create {ratios['create_ratio']}, "
+              f"4 orgs {ratios['create_4_orgs_ratio']}, import time {ratios['import_ratio']}")  # fmt: skip
     print(f"\nwritten to {out}")
     return 0
 

@@ -43,6 +43,11 @@ class Database:
         kwargs: dict[str, Any] = {"echo": echo}
         if not self.is_sqlite:
             kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=False)
+        else:
+            # SQLite connections run in autocommit outside the transactions write() and
+            # snapshot() open and always end, so the pool's ROLLBACK on every return is a no-op
+            # that costs a hop to aiosqlite's thread on every request.
+            kwargs.update(pool_reset_on_return=None)
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
             _configure_sqlite(self.engine)
@@ -59,12 +64,18 @@ class Database:
     async def snapshot(self) -> AsyncIterator[AsyncSession]:
         """Several reads that must see one committed state (SQLite reads otherwise autocommit)."""
         async with self.sessionmaker() as session:
-            if self.is_sqlite:
-                await session.connection(execution_options={"sqlite_snapshot": True})
-            else:
+            if not self.is_sqlite:
                 await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-            # Closing ends the read transaction without expiring what was loaded (a rollback would).
-            yield session
+                # Closing ends the read transaction without expiring what was loaded (a rollback would).
+                yield session
+                return
+            await _sqlite_begin(session, "BEGIN")
+            try:
+                yield session
+            finally:
+                # Through the driver: ends the read transaction without expiring what was loaded.
+                driver = (await (await session.connection()).get_raw_connection()).driver_connection
+                await asyncio.shield(driver.rollback())  # type: ignore[union-attr]
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
@@ -74,7 +85,7 @@ class Database:
             if self.is_sqlite:
                 # BEGIN IMMEDIATE takes the write lock up front, so a second process
                 # waits on busy_timeout instead of failing to upgrade a read snapshot.
-                await session.connection(execution_options={"sqlite_immediate": True})
+                await _sqlite_begin(session, "BEGIN IMMEDIATE")
             try:
                 yield session
                 await session.commit()
@@ -102,10 +113,20 @@ class Database:
         await self.engine.dispose()
 
 
+async def _sqlite_begin(session: AsyncSession, statement: str) -> None:
+    """Begin on the session's connection through the driver: one hop to aiosqlite's thread,
+    where the adapter takes three (cursor, execute, close) — this runs on every write."""
+    connection = await session.connection()
+    driver = (await connection.get_raw_connection()).driver_connection
+    await driver.execute(statement)  # type: ignore[union-attr]
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # We issue BEGIN ourselves (below); the driver's implicit one is unreliable.
+        # We issue BEGIN ourselves (_sqlite_begin): writes take the lock up front; reads run in
+        # autocommit, each statement seeing a committed snapshot. The driver's implicit BEGIN is
+        # unreliable.
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -116,10 +137,6 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
-        # Writes take the lock up front. Reads run in autocommit: each statement sees a
-        # committed snapshot, and a request saves a BEGIN round-trip to the driver thread.
-        options = conn.get_execution_options()
-        if options.get("sqlite_immediate", False):
+        # Connections that ask for it (schema migrations) begin with the write lock taken.
+        if conn.get_execution_options().get("sqlite_immediate", False):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
-        elif options.get("sqlite_snapshot", False):
-            conn.exec_driver_sql("BEGIN")

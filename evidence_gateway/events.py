@@ -1,25 +1,27 @@
 """The event catalogue and how a unit of work appends to the log (DESIGN.md §13).
 
-Sequences come from the organisation's counter row, bumped by ``UPDATE … RETURNING`` just before
-the commit: the row lock orders committing writers of one organisation, so a reader paging by
-sequence never sees a later number before an earlier one, and a rolled-back transaction gives
-its numbers back (no gaps).
+Sequences are per organisation, strictly increasing and gapless to readers. On SQLite every
+write transaction holds the database's single write lock, so ``MAX(sequence) + 1`` inside it is
+both ordered and gapless. On PostgreSQL the numbers come from the organisation's
+``event_counter`` row, bumped by an upsert in the committing transaction: its row lock orders
+committing writers of one organisation, so sequence order is commit order, and a rollback gives
+the numbers back. Either way the append is one statement on the session's own connection,
+through the driver: it runs on every write, and each statement through the async adapter costs
+several thread hops (PERFORMANCE-NOTES).
 """
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
-from evidence_gateway.jsoncodec import plain
-from evidence_gateway.models import Event, Organization
+from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.timeutil import utcnow
 
 
@@ -44,7 +46,8 @@ class PendingEvent:
     subject_type: str
     subject_id: uuid.UUID
     workspace_id: uuid.UUID | None
-    data: dict[str, Any]
+    # The resource as REST renders it, already encoded: captured at emit time.
+    data: str
 
 
 def pending(
@@ -55,8 +58,28 @@ def pending(
     *,
     workspace_id: uuid.UUID | None = None,
 ) -> PendingEvent:
-    """Rendered now, to JSON-safe values: the row shows the resource as it was at this change."""
-    return PendingEvent(type_, subject_type, subject_id, workspace_id, plain(dict(data)))
+    """Encoded now: the row shows the resource as it was at this change, not at commit."""
+    return PendingEvent(type_, subject_type, subject_id, workspace_id, dumps(dict(data)).decode())
+
+
+_SQLITE_APPEND = (
+    "INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
+    "workspace_id, data) VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM event WHERE org_id = ?), "
+    "?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_POSTGRES_APPEND = """
+WITH counter AS (
+    INSERT INTO event_counter (org_id, last_sequence) VALUES ($1, $2::bigint)
+    ON CONFLICT (org_id) DO UPDATE SET last_sequence = event_counter.last_sequence + EXCLUDED.last_sequence
+    RETURNING last_sequence
+)
+INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
+                   workspace_id, data)
+SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
+       e.workspace_id, e.data::json
+FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
+    AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
+"""
 
 
 async def append(
@@ -66,36 +89,70 @@ async def append(
     *,
     actor: uuid.UUID | None,
     request_id: str | None,
-) -> list[int]:
-    """Number and insert the events in the caller's transaction; returns their sequences."""
-    if not events:
-        return []
-    bumped = await session.execute(
-        update(Organization)
-        .where(col(Organization.id) == org_id)
-        .values(last_event_sequence=col(Organization.last_event_sequence) + len(events))
-        .returning(col(Organization.last_event_sequence))
-    )
-    last = int(bumped.scalar_one())
-    first = last - len(events) + 1
+    is_sqlite: bool,
+    before: list[tuple[str, tuple[Any, ...]]] | None = None,
+) -> asyncio.Future[None] | None:
+    """Number and insert the events in the caller's transaction, in emit order.
+
+    The very last statement before the commit. On SQLite it is queued, not awaited: the caller
+    commits right away and awaits the returned future afterwards (see ``_queue_sqlite``);
+    ``before`` are SQLite statements (SQL, parameters) queued ahead of it in the same call.
+    """
+    if not events and not before:
+        return None
+    connection = await session.connection()
+    driver = (await connection.get_raw_connection()).driver_connection
     now = utcnow()
-    await session.execute(
-        insert(Event.__table__),  # type: ignore[attr-defined]
-        [
-            {
-                "id": uuid.uuid4(),
-                "org_id": org_id,
-                "sequence": first + i,
-                "type": e.type.value,
-                "occurred_at": now,
-                "actor": actor,
-                "request_id": request_id,
-                "subject_type": e.subject_type,
-                "subject_id": e.subject_id,
-                "workspace_id": e.workspace_id,
-                "data": e.data,
-            }
-            for i, e in enumerate(events)
-        ],
+    if is_sqlite:
+        # Stored as SQLAlchemy stores them on SQLite: hex uuids, naive UTC times, JSON text.
+        at = now.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+        rows = [
+            (uuid.uuid4().hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
+             e.subject_type, e.subject_id.hex, e.workspace_id.hex if e.workspace_id else None, e.data)
+            for e in events
+        ]  # fmt: skip
+        return _queue_sqlite(driver, before or [], rows)
+    await driver.execute(  # type: ignore[union-attr]
+        _POSTGRES_APPEND,
+        org_id,
+        len(events),
+        now,
+        actor,
+        request_id,
+        [uuid.uuid4() for _ in events],
+        list(range(1, len(events) + 1)),
+        [e.type.value for e in events],
+        [e.subject_type for e in events],
+        [e.subject_id for e in events],
+        [e.workspace_id for e in events],
+        [e.data for e in events],
     )
-    return list(range(first, last + 1))
+    return None
+
+
+def _queue_sqlite(
+    driver: Any, before: list[tuple[str, tuple[Any, ...]]], rows: list[tuple[Any, ...]]
+) -> asyncio.Future[None]:
+    """Put the insert on aiosqlite's worker queue (as SQLAlchemy's own adapter does for what
+    aiosqlite has no call for), ahead of the commit the caller issues next.
+
+    Both then run back to back in the driver's thread, sparing the write lock a round trip to
+    the event loop on every write. If the insert fails it rolls the transaction back right
+    there, so the commit that follows finds nothing to commit and the future carries the error:
+    the change and its events still commit together or not at all.
+    """
+    sqlite = driver._conn
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def insert() -> None:
+        try:
+            for sql, params in before:
+                sqlite.execute(sql, params)
+            if rows:
+                sqlite.executemany(_SQLITE_APPEND, rows)
+        except BaseException:
+            sqlite.rollback()
+            raise
+
+    driver._tx.put_nowait((future, insert))
+    return future

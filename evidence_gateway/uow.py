@@ -3,6 +3,7 @@ idempotent answer, committed together or not at all. No resolver commits on its 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -22,7 +23,6 @@ class UnitOfWork:
         self.session = session
         self.ctx = ctx
         self.events: list[PendingEvent] = []
-        self.sequences: list[int] = []
         self._result: Any = _NO_RESULT
 
     def emit(
@@ -48,11 +48,75 @@ class UnitOfWork:
 
 @asynccontextmanager
 async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
-    async with ctx.db.write() as session:
-        uow = UnitOfWork(session, ctx)
-        yield uow
-        # Only reached when the block returned: on an exception the transaction rolls back whole.
-        await session.flush()
-        uow.sequences = await events.append(session, ctx.org_id, uow.events, actor=ctx.actor, request_id=ctx.request_id)
-        if uow.responded and ctx.idempotency is not None:
-            await idempotency.complete(session, ctx.idempotency, uow._result)
+    queued: asyncio.Future[None] | None = None
+    try:
+        async with ctx.db.write() as session:
+            uow = UnitOfWork(session, ctx)
+            yield uow
+            # Only reached when the block returned: on an exception the transaction rolls back whole.
+            # The resolver's rows first: on PostgreSQL the event counter's row lock is then held only
+            # for the append and the commit (it orders every writer of the organisation).
+            single = _single_new_row(session) if ctx.db.is_sqlite else None
+            if single is None:
+                await session.flush()
+            if uow.responded and ctx.idempotency is not None:
+                await idempotency.complete(session, ctx.idempotency, uow._result)
+            queued = await events.append(
+                session,
+                ctx.org_id,
+                uow.events,
+                actor=ctx.actor,
+                request_id=ctx.request_id,
+                is_sqlite=ctx.db.is_sqlite,
+                before=[single] if single is not None else None,
+            )
+    except BaseException:
+        if queued is not None:
+            # The commit failed after the events were queued: their outcome no longer matters.
+            queued.add_done_callback(lambda f: f.cancelled() or f.exception())
+        raise
+    if queued is not None:
+        # SQLite: the events ran just before the commit, in the driver's thread; a failure there
+        # rolled everything back and is raised here.
+        await queued
+
+
+def _single_new_row(session: AsyncSession) -> tuple[str, tuple[Any, ...]] | None:
+    """SQLite, a change that only adds one row (a created workspace, evidence item, delivery):
+    the row as one INSERT to queue with its events, instead of an ORM flush.
+
+    Creates are the hottest writes and SQLite takes them one at a time; a flush through the
+    async adapter costs three hops to the driver's thread (cursor, execute, close), the queued
+    INSERT none of its own. Values go through the column types' own bind processors, so the row
+    is stored exactly as the ORM would store it. Anything else flushes as usual.
+    """
+    sync = session.sync_session
+    if len(sync.new) != 1 or sync.dirty or sync.deleted:
+        return None
+    (obj,) = sync.new
+    table = getattr(type(obj), "__table__", None)
+    if table is None:
+        return None
+    dialect = session.bind.dialect
+    sql, processors = _insert_of(table, dialect)
+    params = []
+    for column, process in zip(table.columns, processors, strict=True):
+        value = getattr(obj, column.key)
+        params.append(process(value) if process is not None else value)
+    sync.expunge(obj)
+    return sql, tuple(params)
+
+
+_INSERTS: dict[Any, tuple[str, list[Any]]] = {}
+
+
+def _insert_of(table: Any, dialect: Any) -> tuple[str, list[Any]]:
+    cached = _INSERTS.get(table)
+    if cached is None:
+        columns = list(table.columns)
+        sql = (
+            f"INSERT INTO {table.name} ({', '.join(c.name for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
+        )
+        cached = (sql, [c.type.bind_processor(dialect) for c in columns])
+        _INSERTS[table] = cached
+    return cached

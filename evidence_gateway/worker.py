@@ -159,6 +159,11 @@ class Worker:
 
     async def _claim(self, model: Any, stmt: Any) -> list[tuple[uuid.UUID, uuid.UUID, uuid.UUID | None]]:
         stmt = stmt.order_by(col(model.created_at)).limit(CLAIM_BATCH)
+        # Look before locking: an idle node polls every second, and on SQLite a write
+        # transaction would take the database's one write lock from the requests.
+        async with self.db.read() as session:
+            if not (await session.execute(stmt)).first():
+                return []
         if not self.db.is_sqlite:
             stmt = stmt.with_for_update(skip_locked=True)
         claimed = []

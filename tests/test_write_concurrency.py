@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from evidence_gateway import checkpoints
 from tests.conftest import Api, create_workspace
 from tests.gates import Gate
@@ -158,3 +160,22 @@ async def test_other_organisation_cannot_read_runs_imports_approvals(api: Api, a
     assert (await api_b.get(f"/api/v2/calculation-runs/{run_id}")).status_code == 404
     batch = (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1})).json()["data"]
     assert (await api_b.get(f"/api/v2/imports/{batch['id']}")).status_code == 404
+
+
+async def test_a_change_whose_events_fail_is_not_committed(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The change, its events and its idempotent answer commit together or not at all — also when
+    SQLite's event insert is queued behind the commit and PostgreSQL's runs as one statement."""
+    from evidence_gateway import events
+
+    monkeypatch.setattr(events, "_SQLITE_APPEND", "INSERT INTO no_such_table VALUES (?)")
+    monkeypatch.setattr(events, "_POSTGRES_APPEND", "SELECT * FROM no_such_table WHERE $1::text IS NULL")
+    with pytest.raises(Exception, match="no_such_table"):
+        await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    monkeypatch.undo()
+    listed = (await api.get("/api/v2/workspaces")).json()
+    assert listed["pagination"]["total"] == 0
+    assert (await api.get("/api/v2/events")).json()["data"] == []
+    # The key was not recorded as completed: the retry runs, and creates exactly one.
+    retry = await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    assert retry.status_code == 201 and "Idempotent-Replayed" not in retry.headers
+    assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 1

@@ -10,7 +10,7 @@ from evidence_gateway.models.calculation import (
     RunStatus,
     ShipmentEmission,
 )
-from evidence_gateway.models.events import Event, IdempotencyRecord
+from evidence_gateway.models.events import Event, EventCounter, IdempotencyRecord
 from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
 from evidence_gateway.models.legacy import LegacyReport, LegacyReportStatus
 from evidence_gateway.models.organization import ApiKey, Organization
@@ -49,6 +49,7 @@ __all__ = [
     "DistanceSource",
     "EmissionFactor",
     "Event",
+    "EventCounter",
     "EvidenceItem",
     "EvidenceType",
     "FactorVersion",

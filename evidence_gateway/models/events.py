@@ -36,6 +36,21 @@ class Event(SQLModel, table=True):
     data: dict[str, Any] = json_field()
 
 
+class EventCounter(SQLModel, table=True):
+    """PostgreSQL's per-organisation event counter, bumped under its row lock by each committing
+    unit of work so sequences commit in order and without gaps (DESIGN.md §13).
+
+    A table of its own, not a column of ``organization``: every org-scoped row's foreign key
+    locks the organisation row for its check, and a row updated on every write carries a chain
+    of dead versions those checks would walk. SQLite needs no counter (one writer at a time).
+    """
+
+    __tablename__ = "event_counter"
+
+    org_id: uuid.UUID = Field(foreign_key="organization.id", primary_key=True)
+    last_sequence: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
 class IdempotencyRecord(SQLModel, table=True):
     """One Idempotency-Key of an organisation: in progress, or completed with its stored answer."""
 

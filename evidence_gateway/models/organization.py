@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlmodel import Field, SQLModel
 
-from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk
+from evidence_gateway.models.base import created_field, id_field, org_fk
 
 
 class Organization(SQLModel, table=True):
@@ -15,9 +15,6 @@ class Organization(SQLModel, table=True):
     name: str = Field(max_length=200, unique=True, nullable=False)
     # Standard Webhooks signing secret ("whsec_" + base64), created with the org.
     webhook_signing_secret: str = Field(nullable=False)
-    # The organisation's event counter: bumped under a row lock by each committing unit of work,
-    # so event sequences commit in order and without gaps (DESIGN.md §13).
-    last_event_sequence: int = counter_field(big=True)
     created_at: datetime = created_field()
 
 

@@ -41,8 +41,8 @@ from evidence_gateway.models import (
     ArtifactType,
     CalculationRun,
     DataQualityAssessment,
+    Event,
     LegacyReport,
-    Organization,
     PackArtifact,
     PackStatus,
     ReportPack,
@@ -186,9 +186,11 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
                 select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)
             )
         ).scalar_one()
-        # Every event committed so far; the pack's audit trail shows the log up to here.
+        # Every event committed so far (a gapless prefix, see events.py): the audit trail's end.
         audit_sequence = (
-            await session.execute(select(Organization.last_event_sequence).where(col(Organization.id) == ctx.org_id))
+            await session.execute(
+                select(func.coalesce(func.max(Event.sequence), 0)).where(col(Event.org_id) == ctx.org_id)
+            )
         ).scalar_one()
         version = (last or 0) + 1
         now = utcnow()

@@ -2,7 +2,7 @@
 
 Revision ID: 0002_write_path
 Revises: 0001_initial
-Create Date: 2026-11-23 13:51:58.224192
+Create Date: 2026-11-23 14:11:12.163734
 """
 
 from collections.abc import Sequence
@@ -19,6 +19,16 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    op.create_table(
+        "event_counter",
+        sa.Column("org_id", sa.Uuid(), nullable=False),
+        sa.Column("last_sequence", sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["org_id"],
+            ["organization.id"],
+        ),
+        sa.PrimaryKeyConstraint("org_id"),
+    )
     op.create_table(
         "idempotency_record",
         sa.Column("org_id", sa.Uuid(), nullable=False),
@@ -74,9 +84,6 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("lease_expires_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True))
         batch_op.create_index("ix_calculation_run_status_lease", ["status", "lease_expires_at"], unique=False)
 
-    with op.batch_alter_table("organization", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("last_event_sequence", sa.BigInteger(), server_default="0", nullable=False))
-
     with op.batch_alter_table("report_pack", schema=None) as batch_op:
         batch_op.add_column(sa.Column("row_version", sa.Integer(), server_default="1", nullable=False))
         batch_op.add_column(sa.Column("audit_sequence", sa.BigInteger(), nullable=True))
@@ -130,9 +137,6 @@ def downgrade() -> None:
         batch_op.drop_column("audit_sequence")
         batch_op.drop_column("row_version")
 
-    with op.batch_alter_table("organization", schema=None) as batch_op:
-        batch_op.drop_column("last_event_sequence")
-
     with op.batch_alter_table("calculation_run", schema=None) as batch_op:
         batch_op.drop_index("ix_calculation_run_status_lease")
         batch_op.drop_column("lease_expires_at")
@@ -148,3 +152,4 @@ def downgrade() -> None:
         batch_op.drop_index("ix_idempotency_record_expires")
 
     op.drop_table("idempotency_record")
+    op.drop_table("event_counter")
