@@ -97,7 +97,7 @@ def _single_new_row(session: AsyncSession) -> tuple[str, tuple[Any, ...]] | None
     table = getattr(type(obj), "__table__", None)
     if table is None:
         return None
-    dialect = session.bind.dialect
+    dialect = session.sync_session.get_bind().dialect
     sql, processors = _insert_of(table, dialect)
     params = []
     for column, process in zip(table.columns, processors, strict=True):

@@ -209,6 +209,16 @@ def test_cli_bad_record_imports_nothing(tmp_path: Path) -> None:
     assert not_array.returncode != 0 and "array" in not_array.stderr
 
 
+def test_cli_text_the_database_cannot_store_imports_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "legacy.db"
+    file = tmp_path / "reports.json"
+    file.write_text(json.dumps([record(title="ok"), record(title="Q1\u0000 freight")]))
+    out = run_cli("legacy", "import", str(file), "--org", "acme", "--database-url", f"sqlite:///{db}")
+    assert out.returncode != 0
+    assert "record 1" in out.stderr and "title" in out.stderr and "NUL" in out.stderr
+    assert stored(db) == []
+
+
 def test_cli_id_of_another_organisation_is_refused(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'legacy.db'}"
     file = tmp_path / "reports.json"

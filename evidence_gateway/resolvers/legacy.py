@@ -28,6 +28,7 @@ from evidence_gateway.resolvers.validation import (
     WholeNumber,
     errors_to_fields,
     parse_id,
+    unstorable_text,
 )
 from evidence_gateway.resolvers.workspaces import periods_overlap
 from evidence_gateway.settings import get_settings
@@ -158,6 +159,12 @@ def validate_records(data: Any) -> list[LegacyRecord]:
     for i, raw in enumerate(data):
         if not isinstance(raw, dict):
             fields[_label(i, raw)] = "must be a JSON object"
+            continue
+        # The same rule as every API input: text the database cannot store is refused.
+        unstorable = unstorable_text(raw)
+        for path, reason in unstorable.items():
+            fields[f"{_label(i, raw)}: {path}"] = reason
+        if unstorable:
             continue
         try:
             rec = LegacyRecord.model_validate(raw)

@@ -354,16 +354,17 @@ async def _finalize(
 
 
 async def _archive_older(uow: UnitOfWork, workspace: Workspace, current: ReportPack) -> list[uuid.UUID]:
-    older = (
-        await uow.session.execute(
-            select(ReportPack).where(
-                col(ReportPack.workspace_id) == workspace.id,
-                col(ReportPack.version_number) < current.version_number,
-                col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
+    older = list(
+        (
+            await uow.session.execute(
+                select(ReportPack).where(
+                    col(ReportPack.workspace_id) == workspace.id,
+                    col(ReportPack.version_number) < current.version_number,
+                    col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
+                )
             )
-        )
-    ).scalars()
-    older = list(older)
+        ).scalars()
+    )
     artifacts = await artifacts_of(uow.session, [p.id for p in older])
     archived = []
     for old in older:
