@@ -143,3 +143,17 @@ async def read_json_object(request: Request, limit: int, *, required: bool = Tru
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object")
     return data
+
+
+def replayed(request: Request, body: bytes) -> Request:
+    """The same request with its body already read (under a ceiling), readable once more."""
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return Request(request.scope, receive)

@@ -10,10 +10,10 @@ the run ``failed`` (with a ``calculation.failed`` event) and the workspace stays
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select, update
@@ -23,9 +23,9 @@ from sqlmodel import col
 from evidence_gateway import checkpoints
 from evidence_gateway.calculation import ENGINE_VERSION, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
-from evidence_gateway.errors import Conflict, DomainError, InternalError, NotFound
+from evidence_gateway.errors import Conflict, InternalError, NotFound
 from evidence_gateway.events import EventType
-from evidence_gateway.leases import NODE_ID, expiry, kept_alive, wake_workers
+from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     CalculationRun,
     DataQualityAssessment,
@@ -39,6 +39,7 @@ from evidence_gateway.models import (
 from evidence_gateway.representation import assessment_json, run_json
 from evidence_gateway.resolvers import batch, legacy, methodology
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -53,8 +54,6 @@ log = logging.getLogger(__name__)
 
 INSERT_CHUNK = 5_000
 NO_LEGACY = "no compatible legacy report available"
-INTERRUPTED = "interrupted"
-CANCELLED = "interrupted: the request was cancelled or the server stopped before the run finished"
 _IMPORT_META = (
     "source_row_count",
     "source_filename",
@@ -126,20 +125,21 @@ async def _start_run(ctx: Ctx, workspace_id: Any, payload: CalculateInput) -> Ca
 
 async def execute_run(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     """Compute a run this node holds the lease of, renewing it meanwhile."""
-    try:
-        async with kept_alive(lambda: renew_run_lease(ctx, run_id), ctx.settings.lease_seconds):
-            await checkpoints.reached(checkpoints.CALCULATION_STARTED, ctx.settings.pause_at)
-            return await _compute_and_store(ctx, run_id)
-    except asyncio.CancelledError:
-        # The client went away or the server is stopping: the run must not stay "running".
-        await asyncio.shield(_mark_failed(ctx, run_id, None))
-        raise
-    except Exception as exc:
-        await _mark_failed(ctx, run_id, exc)
-        if isinstance(exc, DomainError):
-            raise
-        log.exception("calculation run %s failed", run_id)
-        raise InternalError("calculation failed", run_id=str(run_id)) from exc
+
+    async def work() -> CalculationOutcome:
+        await checkpoints.reached(checkpoints.CALCULATION_STARTED, ctx.settings.pause_at)
+        return await _compute_and_store(ctx, run_id)
+
+    renew = partial(renew_run_lease, ctx, run_id)
+    return await run_leased(
+        ctx,
+        run_id,
+        what="calculation run",
+        masked=("calculation failed", "run_id"),
+        renew=renew,
+        work=work,
+        fail=fail_run,
+    )
 
 
 async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
@@ -391,20 +391,6 @@ async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, 
             ],
             columns=_EMISSION_COLUMNS,
         )
-
-
-async def _mark_failed(ctx: Ctx, run_id: uuid.UUID, exc: Exception | None) -> None:
-    """``exc`` None: cancelled (client gone, server stopping) — the run was interrupted."""
-    if exc is None:
-        message, reason = CANCELLED, INTERRUPTED
-    else:
-        message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
-        reason = "error"
-    try:
-        async with unit_of_work(ctx) as uow:
-            await fail_run(uow, run_id, message, reason=reason)
-    except Exception:  # the original error is what the caller must see
-        log.exception("could not mark calculation run %s failed", run_id)
 
 
 async def fail_run(

@@ -17,11 +17,11 @@ A failure in 2 or 3 marks the pack and all its artifacts ``failed`` (contents re
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
@@ -31,9 +31,9 @@ from sqlmodel import col
 
 from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, pack_hash
-from evidence_gateway.errors import Conflict, DomainError, InternalError, InvalidInput, NotFound
+from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
-from evidence_gateway.leases import NODE_ID, expiry, kept_alive, wake_workers
+from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     ApprovalAction,
     ArtifactContent,
@@ -53,6 +53,7 @@ from evidence_gateway.models import (
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.pack_render import render_and_store
 from evidence_gateway.resolvers.pack_snapshot import take_snapshot
 from evidence_gateway.resolvers.preconditions import touch
@@ -69,8 +70,6 @@ from evidence_gateway.uow import UnitOfWork, unit_of_work
 log = logging.getLogger(__name__)
 
 VERSION_RETRIES = 5
-INTERRUPTED = "interrupted"
-CANCELLED = "interrupted: the request was cancelled or the server stopped before the pack was generated"
 # Workspace states from which a pack may be built: the latest calculation is current.
 _BUILDABLE = {
     WorkspaceStatus.calculated.value,
@@ -124,27 +123,28 @@ async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack
 
 async def execute_pack(ctx: Ctx, pack_id: uuid.UUID) -> GeneratedPack:
     """Render and store a pack this node holds the lease of, renewing it meanwhile."""
-    try:
-        async with kept_alive(lambda: renew_pack_lease(ctx, pack_id), ctx.settings.lease_seconds):
-            await checkpoints.reached(checkpoints.PACK_ALLOCATED, ctx.settings.pause_at)
-            async with ctx.db.snapshot() as session:
-                pack = await load_pack(session, ctx, pack_id)
-                artifacts = (await artifacts_of(session, [pack.id]))[pack.id]
-                imports, data = await take_snapshot(session, ctx, pack)
-            by_type = {a.artifact_type: a for a in artifacts}
-            hashes = await render_and_store(ctx, data, [b.id for b in imports], by_type)
-            rows, evidence = data.run.shipment_count, len(data.evidence)
-            return await _finalize(ctx, pack, hashes, shipment_rows=rows, evidence=evidence)
-    except asyncio.CancelledError:
-        # The request went away or the server is stopping: never leave the pack draft with pending artifacts.
-        await asyncio.shield(_mark_failed(ctx, pack_id, None))
-        raise
-    except Exception as exc:
-        await _mark_failed(ctx, pack_id, exc)
-        if isinstance(exc, DomainError):
-            raise
-        log.exception("rendering pack %s failed", pack_id)
-        raise InternalError("pack rendering failed", pack_id=str(pack_id)) from exc
+
+    async def work() -> GeneratedPack:
+        await checkpoints.reached(checkpoints.PACK_ALLOCATED, ctx.settings.pause_at)
+        async with ctx.db.snapshot() as session:
+            pack = await load_pack(session, ctx, pack_id)
+            artifacts = (await artifacts_of(session, [pack.id]))[pack.id]
+            imports, data = await take_snapshot(session, ctx, pack)
+        by_type = {a.artifact_type: a for a in artifacts}
+        hashes = await render_and_store(ctx, data, [b.id for b in imports], by_type)
+        rows, evidence = data.run.shipment_count, len(data.evidence)
+        return await _finalize(ctx, pack, hashes, shipment_rows=rows, evidence=evidence)
+
+    renew = partial(renew_pack_lease, ctx, pack_id)
+    return await run_leased(
+        ctx,
+        pack_id,
+        what="pack generation",
+        masked=("pack rendering failed", "pack_id"),
+        renew=renew,
+        work=work,
+        fail=fail_pack,
+    )
 
 
 async def renew_pack_lease(ctx: Ctx, pack_id: uuid.UUID) -> None:
@@ -381,20 +381,6 @@ async def _archive_older(uow: UnitOfWork, workspace: Workspace, current: ReportP
             workspace_id=workspace.id,
         )  # fmt: skip
     return archived
-
-
-async def _mark_failed(ctx: Ctx, pack_id: uuid.UUID, exc: Exception | None) -> None:
-    """``exc`` None: cancelled (client gone, server stopping) — the generation was interrupted."""
-    if exc is None:
-        message, reason = CANCELLED, INTERRUPTED
-    else:
-        message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
-        reason = "error"
-    try:
-        async with unit_of_work(ctx) as uow:
-            await fail_pack(uow, pack_id, message, reason=reason)
-    except Exception:  # the original error is what the caller must see
-        log.exception("could not mark pack %s failed", pack_id)
 
 
 async def fail_pack(

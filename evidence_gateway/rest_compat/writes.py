@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from evidence_gateway import idempotency
-from evidence_gateway.http_body import read_body, read_json_object
+from evidence_gateway.http_body import read_body, read_json_object, replayed
 from evidence_gateway.idempotency import StoredResponse
 from evidence_gateway.leases import kept_alive
 from evidence_gateway.resolvers.context import Ctx
@@ -41,7 +41,7 @@ async def write(
     ctx = await caller(request)
     limit = ctx.settings.max_import_bytes if import_body else ctx.settings.max_body_bytes
     raw = await read_body(request, limit)
-    body = await read_json_object(_replayed(request, raw), limit, required=body_required)
+    body = await read_json_object(replayed(request, raw), limit, required=body_required)
     ctx = dataclasses.replace(ctx, if_match=request.headers.get("if-match"), respond_async=prefers_async(request))
     raw_key = request.headers.get(idempotency.HEADER)
     if raw_key is None:
@@ -80,19 +80,6 @@ async def write(
 def _stored(response: Response) -> StoredResponse:
     headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
     return StoredResponse(status=response.status_code, headers=headers, body=bytes(response.body))
-
-
-def _replayed(request: Request, raw: bytes) -> Request:
-    sent = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": raw, "more_body": False}
-
-    return Request(request.scope, receive)
 
 
 def location(ctx: Ctx, path: str) -> str:

@@ -15,7 +15,7 @@ from strawberry.http import GraphQLHTTPResponse
 from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
-from evidence_gateway.http_body import check_json_depth, read_body
+from evidence_gateway.http_body import check_json_depth, read_body, replayed
 from evidence_gateway.rest_compat.http import JSONResponse, dumps
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, http_status_for
@@ -107,14 +107,4 @@ def _not_json(name: str) -> Any:
 
 async def _buffered(request: Request) -> Request:
     """Read the body once under the ceiling, then replay it to Strawberry."""
-    body = await read_body(request, request.app.state.settings.max_body_bytes)
-    sent = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return Request(request.scope, receive)
+    return replayed(request, await read_body(request, request.app.state.settings.max_body_bytes))
