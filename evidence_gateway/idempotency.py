@@ -10,9 +10,11 @@ or not done (run once more), never done twice.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -24,12 +26,14 @@ from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
+from evidence_gateway.leases import kept_alive
 from evidence_gateway.models import IdempotencyRecord
 from evidence_gateway.timeutil import as_aware, utcnow
 
 RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
 HEADER = "Idempotency-Key"
+_KEPT_HEADERS = ("content-type", "location", "etag", "preference-applied")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,15 @@ class StoredResponse:
     status: int
     headers: dict[str, str]
     body: bytes
+
+    @classmethod
+    def of(cls, response: Any) -> StoredResponse:
+        """An HTTP response as stored: the representation's headers, not the connection's."""
+        headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
+        return cls(status=response.status_code, headers=headers, body=bytes(response.body))
+
+    def replayed_headers(self) -> dict[str, str]:
+        return {**self.headers, "Idempotent-Replayed": "true"}
 
 
 @dataclass(eq=False, slots=True)
@@ -176,6 +189,18 @@ async def renew(db: Database, held: Claim, lock_seconds: float) -> None:
             .where(col(IdempotencyRecord.completed).is_(False))
             .values(locked_until=utcnow() + timedelta(seconds=lock_seconds))
         )
+
+
+@asynccontextmanager
+async def holding(db: Database, held: Claim, lock_seconds: float) -> AsyncIterator[None]:
+    """While the request's work runs under the key: the claim is renewed; if the work raises,
+    the claim is released (nothing of it committed — or it completed, which release keeps)."""
+    try:
+        async with kept_alive(lambda: renew(db, held, lock_seconds), lock_seconds):
+            yield
+    except BaseException:
+        await asyncio.shield(release(db, held))
+        raise
 
 
 async def purge(db: Database) -> int:

@@ -37,8 +37,10 @@ async def until(api: Api, path: str, done: Any, within: float = 30) -> dict[str,
     deadline = time.monotonic() + within
     while True:
         data: dict[str, Any] = (await api.get(path)).json()["data"]
-        if done(data) or time.monotonic() > deadline:
+        if done(data):
             return data
+        if time.monotonic() > deadline:
+            pytest.fail(f"{path} did not finish within {within:.0f} s: {data}")
         await asyncio.sleep(0.02)
 
 

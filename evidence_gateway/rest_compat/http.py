@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from evidence_gateway.auth import authenticate
-from evidence_gateway.jsoncodec import dumps as dumps
+from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page

@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.http_body import MAX_JSON_DEPTH
+from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.models import (
     ApprovalActionType,
     AttachmentScope,
@@ -22,7 +23,6 @@ from evidence_gateway.models import (
     VerificationStatus,
     WorkspaceStatus,
 )
-from evidence_gateway.rest_compat.http import dumps
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
     LABEL,

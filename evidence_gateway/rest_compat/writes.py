@@ -4,7 +4,6 @@ the stored answer commits with the change."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -15,14 +14,12 @@ from starlette.responses import Response
 from evidence_gateway import idempotency
 from evidence_gateway.http_body import read_body, read_json_object, replayed
 from evidence_gateway.idempotency import StoredResponse
-from evidence_gateway.leases import kept_alive
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.rest_compat.http import caller
 
 Operation = Callable[[Ctx, dict[str, Any]], Awaitable[Any]]
 Render = Callable[[Any, Ctx], Response]
 # Response headers worth replaying: the representation's, not the connection's.
-_KEPT_HEADERS = ("content-type", "location", "etag", "preference-applied")
 
 
 def prefers_async(request: Request) -> bool:
@@ -39,14 +36,16 @@ async def write(
 ) -> Response:
     """Authenticate, read the JSON body, run the operation once per Idempotency-Key, render."""
     ctx = await caller(request)
-    limit = ctx.settings.max_import_bytes if import_body else ctx.settings.max_body_bytes
-    raw = await read_body(request, limit)
-    body = await read_json_object(replayed(request, raw), limit, required=body_required)
     ctx = dataclasses.replace(ctx, if_match=request.headers.get("if-match"), respond_async=prefers_async(request))
+    limit = ctx.settings.max_import_bytes if import_body else ctx.settings.max_body_bytes
     raw_key = request.headers.get(idempotency.HEADER)
     if raw_key is None:
+        body = await read_json_object(request, limit, required=body_required)
         return render(await operation(ctx, body), ctx)
     key = idempotency.check_key(raw_key)
+    # The fingerprint hashes the bytes as sent, so keep them while the body is parsed.
+    raw = await read_body(request, limit)
+    body = await read_json_object(replayed(request, raw), limit, required=body_required)
     path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     outcome = await idempotency.claim(
         ctx.db,
@@ -56,30 +55,18 @@ async def write(
         lock_seconds=ctx.settings.lease_seconds,
     )
     if isinstance(outcome, StoredResponse):
-        return Response(outcome.body, outcome.status, headers={**outcome.headers, "Idempotent-Replayed": "true"})
+        return Response(outcome.body, outcome.status, headers=outcome.replayed_headers())
     held = outcome
     held_ctx = dataclasses.replace(ctx, idempotency=held)
-    held.render = lambda result: _stored(render(result, held_ctx))
-    try:
-        async with kept_alive(
-            lambda: idempotency.renew(ctx.db, held, ctx.settings.lease_seconds), ctx.settings.lease_seconds
-        ):
-            result = await operation(held_ctx, body)
-    except BaseException:
-        # Nothing was committed with the key (or it is already completed, which release keeps).
-        await asyncio.shield(idempotency.release(ctx.db, held))
-        raise
+    held.render = lambda result: StoredResponse.of(render(result, held_ctx))
+    async with idempotency.holding(ctx.db, held, ctx.settings.lease_seconds):
+        result = await operation(held_ctx, body)
     if held.response is None:
-        stored = _stored(render(result, held_ctx))
+        stored = StoredResponse.of(render(result, held_ctx))
         await idempotency.store_late(ctx.db, held, stored)
     else:
         stored = held.response
     return Response(stored.body, stored.status, headers=stored.headers)
-
-
-def _stored(response: Response) -> StoredResponse:
-    headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
-    return StoredResponse(status=response.status_code, headers=headers, body=bytes(response.body))
 
 
 def location(ctx: Ctx, path: str) -> str:

@@ -4,7 +4,6 @@ answer, known only once the selection set has resolved, is stored right after.""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 import orjson
@@ -16,10 +15,8 @@ from evidence_gateway import idempotency
 from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, Unauthenticated
 from evidence_gateway.idempotency import StoredResponse
-from evidence_gateway.leases import kept_alive
 
 Run = Callable[[Request], Awaitable[Response]]
-_KEPT_HEADERS = ("content-type",)
 
 
 def _mutation_fields(body: bytes) -> int | None:
@@ -70,22 +67,13 @@ async def run_idempotent(request: Request, run: Run) -> Response:
         lock_seconds=settings.lease_seconds,
     )
     if isinstance(outcome, StoredResponse):
-        return Response(outcome.body, outcome.status, headers={**outcome.headers, "Idempotent-Replayed": "true"})
+        return Response(outcome.body, outcome.status, headers=outcome.replayed_headers())
     held = outcome
     request.state.idempotency = held
-    try:
-        async with kept_alive(
-            lambda: idempotency.renew(state.db, held, settings.lease_seconds), settings.lease_seconds
-        ):
-            response = await run(request)
-    except BaseException:
-        await asyncio.shield(idempotency.release(state.db, held))
-        raise
+    async with idempotency.holding(state.db, held, settings.lease_seconds):
+        response = await run(request)
     if held.completed:
-        headers = {k: v for k, v in response.headers.items() if k.lower() in _KEPT_HEADERS}
-        await idempotency.store_late(
-            state.db, held, StoredResponse(response.status_code, headers, bytes(response.body))
-        )
+        await idempotency.store_late(state.db, held, StoredResponse.of(response))
     else:
         # The mutation was refused or failed before committing: a retry runs afresh.
         await idempotency.release(state.db, held)

@@ -16,7 +16,8 @@ from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
 from evidence_gateway.http_body import check_json_depth, read_body, replayed
-from evidence_gateway.rest_compat.http import JSONResponse, dumps
+from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, http_status_for
 from evidence_gateway.schema.idempotent import run_idempotent
