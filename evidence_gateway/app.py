@@ -9,9 +9,9 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, WebSocketRoute
 
-from evidence_gateway import graphiql, rest_compat
+from evidence_gateway import graphiql, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.request_id import RequestIdMiddleware
@@ -36,10 +36,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
     db = Database(settings.database_url, echo=settings.sql_echo)
 
     worker = Worker(db, settings)
+    # Other nodes' commits wake this node's dispatcher and subscribers (SQLite: one node).
+    listener = None if db.is_sqlite else wakeups.PgListener(db.url)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await db.create_schema()
+        if listener is not None:
+            await listener.start()
         if settings.background_work:
             await worker.start()
         try:
@@ -47,6 +51,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         finally:
             if settings.background_work:
                 await worker.stop(settings.lease_seconds)
+            if listener is not None:
+                await listener.stop()
             await db.dispose()
 
     graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
@@ -54,6 +60,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            # Subscriptions (graphql-transport-ws) on the same path.
+            WebSocketRoute("/graphql", graphql),
             *graphiql.routes,
             Mount("/api", routes=rest_compat.routes),
         ],

@@ -71,7 +71,8 @@ _POSTGRES_APPEND = """
 WITH counter AS (
     INSERT INTO event_counter (org_id, last_sequence) VALUES ($1, $2::bigint)
     ON CONFLICT (org_id) DO UPDATE SET last_sequence = event_counter.last_sequence + EXCLUDED.last_sequence
-    RETURNING last_sequence
+    -- Wakes every node's LISTEN connection when (and only if) this transaction commits.
+    RETURNING last_sequence, pg_notify('evidence_events', CAST(event_counter.org_id AS text))
 )
 INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
                    workspace_id, data)

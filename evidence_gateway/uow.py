@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway import events, idempotency
+from evidence_gateway import events, idempotency, wakeups
 from evidence_gateway.events import EventType, PendingEvent
 from evidence_gateway.resolvers.context import Ctx
 
@@ -49,6 +49,7 @@ class UnitOfWork:
 @asynccontextmanager
 async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
     queued: asyncio.Future[None] | None = None
+    uow: UnitOfWork | None = None
     try:
         async with ctx.db.write() as session:
             uow = UnitOfWork(session, ctx)
@@ -79,6 +80,9 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
         # SQLite: the events ran just before the commit, in the driver's thread; a failure there
         # rolled everything back and is raised here.
         await queued
+    if uow is not None and uow.events:
+        # Committed: this node's dispatcher and subscribers look now (other nodes: pg_notify).
+        wakeups.published(ctx.org_id)
 
 
 def _single_new_row(session: AsyncSession) -> tuple[str, tuple[Any, ...]] | None:

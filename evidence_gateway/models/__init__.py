@@ -24,7 +24,7 @@ from evidence_gateway.models.packs import (
     PackStatus,
     ReportPack,
 )
-from evidence_gateway.models.webhooks import WebhookDelivery
+from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
     FuelType,
@@ -58,6 +58,7 @@ __all__ = [
     "ImportBatch",
     "LegacyReport",
     "LegacyReportStatus",
+    "MessageStatus",
     "MethodologyProfile",
     "Organization",
     "PackArtifact",
@@ -69,6 +70,8 @@ __all__ = [
     "TransportMode",
     "VerificationStatus",
     "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookMessage",
     "Workspace",
     "WorkspaceStatus",
 ]
