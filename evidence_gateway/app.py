@@ -20,6 +20,8 @@ from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema import schema
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
+from evidence_gateway.subscriptions import SubscriptionHub
+from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 
 
@@ -36,21 +38,30 @@ def create_app(settings: Settings | None = None) -> Starlette:
     db = Database(settings.database_url, echo=settings.sql_echo)
 
     worker = Worker(db, settings)
+    dispatcher = Dispatcher(db, settings)
     # Other nodes' commits wake this node's dispatcher and subscribers (SQLite: one node).
     listener = None if db.is_sqlite else wakeups.PgListener(db.url)
+    # GraphQL subscriptions: one tail of the event log per organisation with subscribers here.
+    subscriptions = SubscriptionHub(db)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await db.create_schema()
+        subscriptions.start()  # before the listener: its first wake-up must reach the hub
         if listener is not None:
             await listener.start()
         if settings.background_work:
             await worker.start()
+        if settings.dispatcher:
+            await dispatcher.start()
         try:
             yield
         finally:
+            if settings.dispatcher:
+                await dispatcher.stop(settings.webhook_read_timeout_seconds)
             if settings.background_work:
                 await worker.stop(settings.lease_seconds)
+            await subscriptions.stop()
             if listener is not None:
                 await listener.stop()
             await db.dispose()
@@ -71,6 +82,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     app.state.db = db
     app.state.worker = worker
+    app.state.subscriptions = subscriptions
+    app.state.dispatcher = dispatcher
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
     settings.secret_key = settings.resolved_secret_key()

@@ -62,6 +62,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     key = asyncio.run(_prepared(args, demo_key, migrate=args.migrate or get_settings().migrate))
     # The schema is at head now: workers (and this process's app) only check it.
     os.environ["EVIDENCE_MIGRATE"] = "false"
+    if args.no_dispatcher:
+        os.environ["EVIDENCE_DISPATCHER"] = "false"
     get_settings.cache_clear()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)
@@ -74,6 +76,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         timeout_graceful_shutdown=args.graceful_timeout,
     )
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Background work without HTTP: the webhook dispatcher, the sweeper and the queue of
+    respond-async work, until SIGTERM or SIGINT. Pair it with ``serve --no-dispatcher``."""
+    import signal
+
+    from evidence_gateway import wakeups
+    from evidence_gateway.webhooks.dispatcher import Dispatcher
+    from evidence_gateway.worker import Worker
+
+    if args.database_url:
+        os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
+    get_settings.cache_clear()
+    settings = get_settings()
+
+    async def run(db: Database) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        listener = None if db.is_sqlite else wakeups.PgListener(db.url)
+        worker, dispatcher = Worker(db, settings), Dispatcher(db, settings)
+        if listener is not None:
+            await listener.start()
+        await worker.start()
+        await dispatcher.start()
+        print("worker running: webhook dispatcher, sweeper, queued work (Ctrl-C stops)", flush=True)
+        try:
+            await stop.wait()
+        finally:
+            await dispatcher.stop(settings.webhook_read_timeout_seconds)
+            await worker.stop(settings.lease_seconds)
+            if listener is not None:
+                await listener.stop()
+
+    asyncio.run(_prepared(args, run))
     return 0
 
 
@@ -182,8 +222,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="on shutdown, wait this long for requests in flight before closing them (default 30)",
     )
+    serve.add_argument(
+        "--no-dispatcher",
+        action="store_true",
+        help="do not deliver webhooks from this process (run `evidence-gateway worker` instead)",
+    )
     db_option(serve)
     serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="run webhook delivery and background work without HTTP")
+    db_option(worker)
+    worker.set_defaults(func=cmd_worker)
 
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
     create = keys.add_parser("create", help="create an API key (and the organisation if new)")

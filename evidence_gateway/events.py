@@ -38,6 +38,11 @@ class EventType(enum.StrEnum):
     pack_status_changed = "pack.status_changed"
     evidence_item_created = "evidence_item.created"
     legacy_report_imported = "legacy_report.imported"
+    webhook_endpoint_created = "webhook_endpoint.created"
+    webhook_endpoint_updated = "webhook_endpoint.updated"
+    webhook_endpoint_secret_rotated = "webhook_endpoint.secret_rotated"
+    webhook_endpoint_disabled = "webhook_endpoint.disabled"
+    webhook_endpoint_deleted = "webhook_endpoint.deleted"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,11 @@ checks each tarball against its pinned npm integrity (sha512) and each extracted
 against the SRI hash the page itself carries (sha384), and stores them outside git.
 When every file is present, ``/graphql`` references ``/graphql/assets/...`` instead of
 the CDN; otherwise the stock CDN page is served.
+
+Subscriptions work with either: the page derives its subscription URL from its own address
+(``ws://`` or ``wss://``, so also behind a TLS proxy) and hands it to GraphiQL's fetcher, whose
+bundle includes the ``graphql-ws`` client; GraphiQL sends the JSON of its Headers pane as the
+``connection_init`` payload, which is where the server reads the key (schema/websocket.py).
 """
 
 from __future__ import annotations

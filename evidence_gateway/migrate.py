@@ -262,6 +262,9 @@ async def _schema_transaction(db: Database) -> AsyncIterator[AsyncConnection]:
                     raise SchemaError("a migration left rows whose foreign keys point nowhere; nothing was changed")
         finally:
             if db.is_sqlite:
+                # Outside any transaction (a BEGIN IMMEDIATE first would make the PRAGMA a no-op
+                # and hand the pool a connection that enforces no foreign key).
+                await conn.execution_options(sqlite_immediate=False)
                 await conn.exec_driver_sql("PRAGMA foreign_keys=ON")
                 await conn.commit()
 

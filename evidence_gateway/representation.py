@@ -16,14 +16,18 @@ from evidence_gateway.models import (
     ArtifactType,
     CalculationRun,
     DataQualityAssessment,
+    Event,
     EvidenceItem,
     ImportBatch,
     LegacyReport,
     MethodologyProfile,
     PackArtifact,
     ReportPack,
+    WebhookDelivery,
+    WebhookEndpoint,
     Workspace,
 )
+from evidence_gateway.resolvers.events import cursor_of
 from evidence_gateway.settings import Settings
 
 
@@ -240,3 +244,69 @@ def evidence_item_json(item: EvidenceItem) -> dict[str, Any]:
 
 def legacy_report_json(report: LegacyReport) -> dict[str, Any]:
     return pick(report, LEGACY_FIELDS)
+
+
+EVENT_FIELDS = (
+    "id",
+    "sequence",
+    "type",
+    "occurred_at",
+    "actor",
+    "request_id",
+    "subject_type",
+    "subject_id",
+    "workspace_id",
+    "data",
+)
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event as the log, webhooks and subscriptions show it, with the cursor to resume after it."""
+    return {**pick(event, EVENT_FIELDS), "cursor": cursor_of(event.sequence)}
+
+
+# Never the secret: it is shown once, when created or rotated.
+WEBHOOK_ENDPOINT_FIELDS = (
+    "id",
+    "url",
+    "description",
+    "event_types",
+    "enabled",
+    "status",
+    "failing_since",
+    "disabled_reason",
+    "previous_secret_expires_at",
+    "created_at",
+    "updated_at",
+)
+DELIVERY_FIELDS = (
+    "id",
+    "org_id",
+    "webhook_id",
+    "target_url",
+    "event_type",
+    "delivered",
+    "http_status",
+    "error",
+    "response_excerpt",
+    "payload",
+    "api_key_id",
+    "created_at",
+)
+# Set for deliveries to registered endpoints (null for test deliveries to a bare URL).
+DELIVERY_EXTENSION_FIELDS = ("endpoint_id", "event_id", "attempt", "duration_ms")
+
+
+def endpoint_status(endpoint: WebhookEndpoint) -> str:
+    """disabled (by its owner or after days of failures), failing (since its last failed attempt), healthy."""
+    if not endpoint.enabled:
+        return "disabled"
+    return "failing" if endpoint.failing_since is not None else "healthy"
+
+
+def webhook_endpoint_json(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    return {f: endpoint_status(endpoint) if f == "status" else getattr(endpoint, f) for f in WEBHOOK_ENDPOINT_FIELDS}
+
+
+def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
+    return pick(delivery, DELIVERY_FIELDS + DELIVERY_EXTENSION_FIELDS)

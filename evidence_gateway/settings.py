@@ -7,7 +7,7 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,15 @@ class Settings(BaseSettings):
     webhook_allow_private_targets: bool = False
     webhook_connect_timeout_seconds: float = Field(default=3.0, gt=0)
     webhook_read_timeout_seconds: float = Field(default=5.0, gt=0)
+    # Seconds between the attempts of a delivery to a registered endpoint (DESIGN.md §16), each
+    # with ±20 % jitter; once spent, the message is given up (a hand retry may still send it).
+    webhook_retry_schedule: str = "5,300,1800,7200,18000,36000,36000"
+    # An endpoint whose attempts all failed for this long is disabled (5 days).
+    webhook_disable_after_seconds: float = Field(default=5 * 86400, ge=0)
+    # Attempts one node has on the wire at once.
+    webhook_max_in_flight: int = Field(default=32, ge=1)
+    # Run the webhook dispatcher in this process (`serve --no-dispatcher` turns it off).
+    dispatcher: bool = True
     legacy_sunset: str | None = None
     # Seconds a verified key is trusted per process (0: look it up on every request).
     auth_cache_seconds: float = Field(default=5.0, ge=0)
@@ -43,6 +52,23 @@ class Settings(BaseSettings):
     # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
     pause_at: str = ""
     graphiql_assets_dir: str = ""
+
+    @field_validator("webhook_retry_schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        delays = [part.strip() for part in value.split(",") if part.strip()]
+        if not delays or any(float(d) < 0 for d in delays):
+            raise ValueError("a comma-separated list of seconds, each >= 0")
+        return value
+
+    def webhook_retry_delays(self) -> list[float]:
+        return [float(part) for part in self.webhook_retry_schedule.split(",") if part.strip()]
+
+    @property
+    def webhook_claim_seconds(self) -> float:
+        """How long a node holds a message it is sending: one resolve, one connect, the response,
+        and a margin. A node that dies mid-attempt lets the message go after this."""
+        return 2 * self.webhook_connect_timeout_seconds + 2 * self.webhook_read_timeout_seconds + 2
 
     def resolved_secret_key(self) -> str:
         """Return the signing secret, creating a persisted dev secret if none is set."""

@@ -19,6 +19,7 @@ import logging
 import uuid
 from collections.abc import Callable
 
+import asyncpg  # type: ignore[import-untyped]
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,10 @@ def _from_payload(payload: str) -> uuid.UUID | None:
         return None
 
 
+def _setter(event: asyncio.Event) -> Callable[[object], None]:
+    return lambda _connection: event.set()
+
+
 class PgListener:
     """One ``LISTEN evidence_events`` connection for this node, re-opened when it drops."""
 
@@ -79,8 +84,6 @@ class PgListener:
                 await self._task
 
     async def _run(self) -> None:
-        import asyncpg
-
         def on_notify(_conn: object, _pid: int, _channel: str, payload: str) -> None:
             published(_from_payload(payload))
 
@@ -89,7 +92,7 @@ class PgListener:
             try:
                 connection = await asyncpg.connect(self._dsn)
                 lost = asyncio.Event()
-                connection.add_termination_listener(lambda _c: lost.set())
+                connection.add_termination_listener(_setter(lost))
                 await connection.add_listener(CHANNEL, on_notify)
                 self._ready.set()
                 # Anything committed while we were not listening: everyone looks once.

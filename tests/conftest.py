@@ -102,6 +102,8 @@ def settings(database_url: str) -> Settings:
         auth_cache_seconds=0,
         # No queue polling between statements that tests count; tests/test_long_work.py turns it on.
         background_work=False,
+        # Webhook tests start the dispatcher themselves (tests/test_webhook_endpoints.py).
+        dispatcher=False,
     )
 
 
@@ -112,6 +114,8 @@ async def app(settings: Settings) -> AsyncIterator[Starlette]:
         yield application
         db = application.state.db
         if not db.is_sqlite:
+            # Nothing may hold row locks the TRUNCATE waits for (it would deadlock with a fan-out).
+            await application.state.dispatcher.stop(0)
             # Fresh state per test on the shared run database.
             tables = ", ".join(f'"{t.name}"' for t in SQLModel.metadata.sorted_tables)
             async with db.engine.begin() as conn:
@@ -161,6 +165,16 @@ class Api:
         **kw: Any,
     ) -> httpx.Response:
         return await self.http.post(path, json=json, headers={**self._headers(key), **(headers or {})}, **kw)
+
+    async def patch(
+        self, path: str, json: Any = None, *, key: str | None = "default", headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        return await self.http.patch(path, json=json, headers={**self._headers(key), **(headers or {})})
+
+    async def delete(
+        self, path: str, *, key: str | None = "default", headers: dict[str, str] | None = None
+    ) -> httpx.Response:
+        return await self.http.delete(path, headers={**self._headers(key), **(headers or {})})
 
     async def gql(
         self, query: str, variables: dict[str, Any] | None = None, *, key: str | None = "default"

@@ -209,6 +209,8 @@ class Server:
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
     log_path: Path | None = None
+    # Extra EVIDENCE_* settings of every start.
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def base(self) -> str:
@@ -221,7 +223,7 @@ class Server:
         cmd = [*CLI, "serve", "--port", str(self.port), *args]
         if not self.database.is_sqlite and SERVE_MIGRATE:
             cmd.append("--migrate")
-        env = clean_env(self.database, **({"EVIDENCE_PAUSE_AT": pause_at} if pause_at else {}))
+        env = clean_env(self.database, **self.env, **({"EVIDENCE_PAUSE_AT": pause_at} if pause_at else {}))
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir, start_new_session=True

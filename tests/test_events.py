@@ -12,6 +12,7 @@ import functools
 import io
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from jsonschema import Draft202012Validator
 from evidence_gateway import checkpoints
 from evidence_gateway.events import EventType
 from evidence_gateway.resolvers.legacy import import_legacy_reports
+from evidence_gateway.webhooks.dispatcher import Dispatcher
 from tests.conftest import Api, create_workspace, gql_code
 from tests.test_packs import ROWS
 
@@ -43,6 +45,11 @@ PACK_FAILED = EventType.pack_failed.value
 PACK_MOVED = EventType.pack_status_changed.value
 EVIDENCE = EventType.evidence_item_created.value
 LEGACY = EventType.legacy_report_imported.value
+EP_CREATED = EventType.webhook_endpoint_created.value
+EP_UPDATED = EventType.webhook_endpoint_updated.value
+EP_ROTATED = EventType.webhook_endpoint_secret_rotated.value
+EP_DISABLED = EventType.webhook_endpoint_disabled.value
+EP_DELETED = EventType.webhook_endpoint_deleted.value
 
 # GraphQL field -> REST field of an event.
 GQL_NAMES = {
@@ -162,14 +169,18 @@ class Flow:
     steps: list[tuple[str | None, list[str]]] = field(default_factory=list)
     answers: dict[str, httpx.Response] = field(default_factory=dict)
 
-    async def post(self, rid: str, path: str, body: Any = None, *, emits: list[str], status: int = 201) -> Any:
+    async def post(
+        self, rid: str, path: str, body: Any = None, *, emits: list[str], status: int = 201, method: str = "POST"
+    ) -> Any:
         """The answer's ``data``; asserts the status and that X-Request-ID is echoed."""
-        resp = await self.api.post(path, body, headers={"X-Request-ID": rid})
+        resp = await self.api.http.request(
+            method, path, json=body, headers={"X-Request-ID": rid, **self.api._headers("default")}
+        )
         assert resp.status_code == status, resp.text
         assert resp.headers["X-Request-ID"] == rid
         self.steps.append((rid, emits))
         self.answers[rid] = resp
-        return resp.json().get("data")
+        return resp.json().get("data") if resp.content else None
 
     def data(self, rid: str) -> Any:
         return self.answers[rid].json()["data"]
@@ -223,10 +234,38 @@ async def full_flow(api: Api) -> Flow:
     # v3 is back to draft: the next version archives it (reason superseded); v2 stays published.
     await flow.post("pack-v4", f"{w}/packs", emits=[GENERATED, PACK_MOVED])
 
-    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
-    await import_legacy_reports(db, ORG_A, LEGACY_RECORDS)  # the CLI's `legacy import`
+    app = api.http._transport.app  # type: ignore[attr-defined]
+    await import_legacy_reports(app.state.db, ORG_A, LEGACY_RECORDS)  # the CLI's `legacy import`
     flow.steps.append((None, [LEGACY, LEGACY]))
+    await endpoint_lifecycle(flow, app)
     return flow
+
+
+async def endpoint_lifecycle(flow: Flow, app: Any) -> None:
+    """An endpoint nobody answers at: registered, changed, rotated, disabled by the dispatcher
+    once its attempts have failed for longer than allowed (here: at once), deleted."""
+    dead = {"url": "http://127.0.0.1:9/gone", "event_types": [EP_UPDATED, EP_ROTATED]}
+    endpoint = await flow.post("endpoint-create", "/api/v2/webhook-endpoints", dead, emits=[EP_CREATED])
+    path = f"/api/v2/webhook-endpoints/{endpoint['id']}"
+    await flow.post(
+        "endpoint-update", path, {"description": "nobody home"}, emits=[EP_UPDATED], status=200, method="PATCH"
+    )
+    await flow.post("endpoint-rotate", f"{path}/rotate-secret", emits=[EP_ROTATED], status=200)
+    # Its two events fail: the first marks it failing, the second (past the limit) disables it.
+    settings = app.state.settings.model_copy(
+        update={"webhook_disable_after_seconds": 0, "webhook_retry_schedule": "0", "webhook_max_in_flight": 1}
+    )
+    dispatcher = Dispatcher(app.state.db, settings)
+    await dispatcher.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not any(e["type"] == EP_DISABLED for e in await read_log(flow.api, limit=200)):
+            assert time.monotonic() < deadline, "the dispatcher never disabled the dead endpoint"
+            await asyncio.sleep(0.02)
+    finally:
+        await dispatcher.stop(0)
+    flow.steps.append((None, [EP_DISABLED]))
+    await flow.post("endpoint-delete", path, emits=[EP_DELETED], status=204, method="DELETE")
 
 
 @pytest.fixture
@@ -248,7 +287,8 @@ async def test_a_full_workflow_writes_every_documented_event_in_order(api: Api, 
     assert {e["type"] for e in events} == set(documented_schemas()) - {"Envelope"}, "a documented type never ran"
     # One transaction, one time: the events of a request share occurred_at.
     for rid, _types in flow.steps:
-        assert len({e["occurred_at"] for e in events if e["request_id"] == rid}) == 1
+        if rid is not None:
+            assert len({e["occurred_at"] for e in events if e["request_id"] == rid}) == 1
 
     # actor: the key of every request (approvals show its id); null for the command line.
     approval = by_request(events, "approve-v2")[0]["data"]["approval_action_id"]
@@ -278,7 +318,15 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
     for rid in ("pack-v2", "pack-v3", "pack-v4"):
         assert only(rid, GENERATED)["data"] == {**flow.data(rid), "artifact_count": 8}
     assert only("evidence", EVIDENCE)["data"] == flow.data("evidence")
-    assert all(e["workspace_id"] == ws["id"] for e in events if e["type"] != LEGACY)
+    # Endpoints belong to the organisation, not to a workspace; their secret is never in an event.
+    created = only("endpoint-create", EP_CREATED)["data"]
+    assert created == {k: v for k, v in flow.data("endpoint-create").items() if k != "secret"}
+    assert only("endpoint-update", EP_UPDATED)["data"] == flow.data("endpoint-update")
+    assert not any("secret" in e["data"] for e in events if e["subject_type"] == "webhook_endpoint")
+    disabled = [e for e in events if e["type"] == EP_DISABLED]
+    assert [e["data"]["status"] for e in disabled] == ["disabled"]
+    org_wide = (LEGACY, EP_CREATED, EP_UPDATED, EP_ROTATED, EP_DISABLED, EP_DELETED)
+    assert all(e["workspace_id"] == ws["id"] for e in events if e["type"] not in org_wide)
 
     # A crash after the work started is recorded: the run and the pack the 500 names.
     crashed_run = flow.answers["calculate-crash"].json()["details"]["run_id"]
@@ -308,7 +356,7 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
     assert (archived["data"]["status_before"], archived["data"]["status_after"]) == ("draft", "archived")
 
     # The legacy import: one event per record, as /v1 renders the report (without its links).
-    for event in by_request(events, None):
+    for event in (e for e in events if e["type"] == LEGACY):
         report = (await api.get(f"/api/v1/reports/{event['subject_id']}")).json()["data"]
         assert {**event["data"], "successor": report["successor"]} == report
 

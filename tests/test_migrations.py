@@ -381,3 +381,15 @@ def test_serve_on_sqlite_upgrades_by_itself(tmp_path: Path) -> None:
         _stop(proc)
     assert "Application shutdown complete" in log.read_text()
     assert _on(url, migrate.current) == migrate.head()
+
+
+async def test_sqlite_connections_enforce_foreign_keys_after_an_upgrade(tmp_path: Path) -> None:
+    """The upgrade switches keys off on its connection; the pool must get it back with them on,
+    or deletes stop cascading (and references stop being checked) on whichever request draws it."""
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'fk.db'}")
+    try:
+        await db.create_schema()
+        async with db.engine.connect() as conn:  # the pool's one connection: the upgrade's
+            assert (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar() == 1
+    finally:
+        await db.dispose()

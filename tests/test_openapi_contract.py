@@ -222,6 +222,14 @@ def test_extensions_are_marked() -> None:
         "GET /v2/imports/{id}",
         "GET /v2/approvals/{id}",
         "GET /v2/events",
+        "GET /v2/webhook-endpoints",
+        "POST /v2/webhook-endpoints",
+        "GET /v2/webhook-endpoints/{id}",
+        "PATCH /v2/webhook-endpoints/{id}",
+        "DELETE /v2/webhook-endpoints/{id}",
+        "POST /v2/webhook-endpoints/{id}/rotate-secret",
+        "GET /v2/webhook-endpoints/{id}/deliveries",
+        "POST /v2/webhook-endpoints/deliveries/{id}/retry",
     }
     schemas = document()["components"]["schemas"]
     assert schemas["ImportBatch"]["properties"]["shipment_count"]["x-extension"] is True

@@ -9,20 +9,22 @@ from typing import Annotated, Any
 import orjson
 from pydantic import AfterValidator, StringConstraints
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Organization
-from evidence_gateway.models.webhooks import WebhookDelivery
+from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
+from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
-from evidence_gateway.webhooks import guard, sender, signing
+from evidence_gateway.webhooks import delivery, guard, sender, signing
 
 DEFAULT_EVENT_TYPE = "pack.published"
 
@@ -39,7 +41,9 @@ EventType = Annotated[
 
 
 class WebhookTestInput(StrictInput):
-    target_url: Annotated[str, StringConstraints(min_length=1)]
+    # Required unless endpoint_id names a registered endpoint (then its URL and secret are used).
+    target_url: Annotated[str, StringConstraints(min_length=1)] | None = None
+    endpoint_id: UUIDField | None = None
     event_type: EventType | None = None
     workspace_id: UUIDField | None = None
     report_pack_id: UUIDField | None = None
@@ -77,12 +81,17 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
     Bad input, foreign references and refused targets raise InvalidInput and record nothing.
     """
     p = parse(WebhookTestInput, data)
-    url = guard.parse_target_url(p.target_url)
     async with ctx.db.read() as session:
+        endpoint = await _endpoint_ref(session, ctx, p.endpoint_id)
         workspace, pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
         org = (await session.execute(select(Organization).where(col(Organization.id) == ctx.org_id))).scalar_one()
+    target_url = p.target_url or (endpoint.url if endpoint else None)
+    if target_url is None:
+        fields = {"target_url": "field required", **fields}
     if fields:
         raise InvalidInput("invalid input", fields=fields)
+    assert target_url is not None
+    url = guard.parse_target_url(target_url)
 
     now = utcnow()
     event_type = p.event_type or DEFAULT_EVENT_TYPE
@@ -99,7 +108,10 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
     # Serialised once: these exact bytes are signed, sent and (parsed) returned as `payload`.
     body = orjson.dumps(payload)
     msg_id = signing.new_message_id()
-    headers = signing.signature_headers(org.webhook_signing_secret, msg_id, int(now.timestamp()), body)
+    if endpoint is not None:
+        headers = delivery.headers_for(endpoint, msg_id, body, now)
+    else:
+        headers = signing.signature_headers(org.webhook_signing_secret, msg_id, int(now.timestamp()), body)
 
     settings = ctx.settings
     target = guard.target_of(url)
@@ -117,10 +129,10 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
             read_timeout=settings.webhook_read_timeout_seconds,
         )
 
-    delivery = WebhookDelivery(
+    record = WebhookDelivery(
         org_id=ctx.org_id,
         webhook_id=msg_id,
-        target_url=p.target_url,
+        target_url=target_url,
         event_type=event_type,
         delivered=outcome.delivered,
         http_status=outcome.http_status,
@@ -129,23 +141,33 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
         payload=payload,
         api_key_id=ctx.principal.key_id,
         created_at=now,
+        endpoint_id=endpoint.id if endpoint else None,
     )
     result = WebhookTestResult(
         delivered=outcome.delivered,
-        target_url=p.target_url,
+        target_url=target_url,
         event_type=event_type,
         http_status=outcome.http_status,
         response_excerpt=outcome.response_excerpt,
         payload=payload,
-        error=delivery.error,
+        error=record.error,
         webhook_id=msg_id,
-        delivery_id=delivery.id,
+        delivery_id=record.id,
     )
     # A record of an outbound attempt, not a change of the organisation's data: no event.
     async with unit_of_work(ctx) as uow:
-        uow.session.add(delivery)
+        uow.session.add(record)
         uow.respond(result)
     return result
+
+
+async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID | None) -> WebhookEndpoint | None:
+    if endpoint_id is None:
+        return None
+    try:
+        return await load_endpoint(session, ctx, endpoint_id)
+    except NotFound:
+        raise InvalidInput(fields={"endpoint_id": "unknown webhook endpoint"}) from None
 
 
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:

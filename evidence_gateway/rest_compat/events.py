@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.models import Event
+from evidence_gateway.representation import event_json
 from evidence_gateway.resolvers import events
 from evidence_gateway.rest_compat.http import JSONResponse, caller
-
-EVENT_FIELDS = (
-    "id",
-    "sequence",
-    "type",
-    "occurred_at",
-    "actor",
-    "request_id",
-    "subject_type",
-    "subject_id",
-    "workspace_id",
-    "data",
-)
-
-
-def event_json(event: Event) -> dict[str, Any]:
-    return {**{f: getattr(event, f) for f in EVENT_FIELDS}, "cursor": events.cursor_of(event.sequence)}
 
 
 async def list_events(request: Request) -> Response:

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.events import EventType
 from evidence_gateway.http_body import MAX_JSON_DEPTH
 from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.models import (
@@ -286,13 +287,135 @@ def _evidence_create() -> Schema:
 def _webhook_test() -> Schema:
     return request_obj(
         {
-            "target_url": string("uri", description="http or https."),
+            "target_url": string("uri", description="http or https; required without endpoint_id."),
+            "endpoint_id": uuid_(description="A registered endpoint: its URL and its own secret (extension)."),
             "event_type": string(minLength=1, maxLength=200, pattern=r"\S", description="Default pack.published."),
             "workspace_id": uuid_(),
             "report_pack_id": uuid_(),
         },
-        required=["target_url"],
+        required=[],
     )
+
+
+def _endpoint_fields() -> dict[str, Schema]:
+    return {
+        "url": string("uri", maxLength=2000, description="http or https; must resolve to public addresses."),
+        "description": string(maxLength=500),
+        "event_types": array(
+            enum([t.value for t in EventType]), uniqueItems=True, maxItems=50, description="Empty: every type."
+        ),
+        "enabled": boolean(),
+    }
+
+
+def _endpoint_create() -> Schema:
+    return request_obj(_endpoint_fields(), required=["url"])
+
+
+def _endpoint_update() -> Schema:
+    fields = _endpoint_fields()
+    return request_obj(fields, required=[], not_null=frozenset(fields))
+
+
+def _no_content(op: dict[str, Any], status: int, description: str) -> dict[str, Any]:
+    """The operation answering ``status`` with no body (DELETE)."""
+    responses = {k: v for k, v in op["responses"].items() if not k.startswith("2")}
+    return {**op, "responses": {str(status): {"description": description}, **responses}}
+
+
+def _webhook_endpoint_paths() -> dict[str, Any]:
+    endpoint = [path_id("Webhook endpoint")]
+    with_secret = data_envelope(ref("WebhookEndpointWithSecret"))
+    return {
+        "/v2/webhook-endpoints": {
+            "get": operation(
+                "listWebhookEndpoints",
+                "The organisation's webhook endpoints, newest first",
+                (200, page_envelope(ref("WebhookEndpoint")), "One page of endpoints."),
+                (422,),
+                tag="webhooks",
+                params=page_query(),
+                extension=True,
+            ),
+            "post": operation(
+                "createWebhookEndpoint",
+                "Register a webhook endpoint; the answer holds its secret, shown this once",
+                (201, with_secret, "The endpoint and its secret."),
+                BODY_ERRORS,
+                tag="webhooks",
+                request=body(_endpoint_create()),
+                ok_headers=LOCATION,
+                extension=True,
+            ),
+        },
+        "/v2/webhook-endpoints/{id}": {
+            "get": operation(
+                "getWebhookEndpoint",
+                "One webhook endpoint",
+                (200, data_envelope(ref("WebhookEndpoint")), "The endpoint."),
+                (404,),
+                tag="webhooks",
+                params=endpoint,
+                extension=True,
+            ),
+            "patch": operation(
+                "updateWebhookEndpoint",
+                "Change the fields given; enabling again resumes from the newest event",
+                (200, data_envelope(ref("WebhookEndpoint")), "The endpoint after the change."),
+                (*BODY_ERRORS, 404),
+                tag="webhooks",
+                params=endpoint,
+                request=body(_endpoint_update()),
+                extension=True,
+            ),
+            "delete": _no_content(
+                operation(
+                    "deleteWebhookEndpoint",
+                    "Delete a webhook endpoint; its recorded attempts stay in the delivery log",
+                    (204, obj({}), "Deleted."),
+                    (*BODY_ERRORS, 404),
+                    tag="webhooks",
+                    params=[*endpoint, IDEMPOTENCY_KEY],
+                    extension=True,
+                ),
+                204,
+                "Deleted.",
+            ),
+        },
+        "/v2/webhook-endpoints/{id}/rotate-secret": {
+            "post": operation(
+                "rotateWebhookEndpointSecret",
+                "A new secret; the old one keeps signing beside it for 24 hours",
+                (200, with_secret, "The endpoint and its new secret."),
+                (*BODY_ERRORS, 404),
+                tag="webhooks",
+                params=[*endpoint, IDEMPOTENCY_KEY],
+                extension=True,
+            )
+        },
+        "/v2/webhook-endpoints/{id}/deliveries": {
+            "get": operation(
+                "listWebhookEndpointDeliveries",
+                "Every attempt to this endpoint, newest first",
+                (200, page_envelope(ref("WebhookDelivery")), "One page of attempts."),
+                (404, 422),
+                tag="webhooks",
+                params=[*endpoint, *page_query()],
+                extension=True,
+            )
+        },
+        "/v2/webhook-endpoints/deliveries/{id}/retry": {
+            "post": operation(
+                "retryWebhookDelivery",
+                "Send the event of a recorded attempt to its endpoint again, now",
+                (200, data_envelope(ref("WebhookDelivery")), "The endpoint answered 2xx: the new attempt."),
+                (*BODY_ERRORS, 404, 502),
+                tag="webhooks",
+                params=[path_id("Webhook delivery"), IDEMPOTENCY_KEY],
+                extension=True,
+            )
+        },
+    }
 
 
 # -- paths --------------------------------------------------------------------------------------
@@ -593,6 +716,7 @@ def paths() -> dict[str, Any]:
                 extension=True,
             )
         },
+        **_webhook_endpoint_paths(),
         "/v2/methodology-profiles": {
             "get": operation(
                 "listMethodologyProfiles",

@@ -435,10 +435,42 @@ def _webhook_delivery() -> Schema:
                 "payload": free_object("The payload that was sent."),
                 "api_key_id": nullable(uuid_()),
                 "created_at": datetime_(),
+                "endpoint_id": nullable(uuid_(description="The registered endpoint; null for a bare test URL.")),
+                "event_id": nullable(uuid_(description="The event sent (also the webhook-id header).")),
+                "attempt": nullable(integer(minimum=1, description="1 for the first try of an event, 2 …")),
+                "duration_ms": nullable(integer(minimum=0)),
             }
         ),
-        "A recorded webhook test attempt.",
+        "A recorded webhook attempt: a test, or one try of an event to a registered endpoint.",
     )
+
+
+def _webhook_endpoint() -> Schema:
+    return ext(
+        obj(
+            {
+                "id": uuid_(),
+                "url": string("uri"),
+                "description": string(maxLength=500),
+                "event_types": array(string(), description="Event types sent; empty: every type."),
+                "enabled": boolean(),
+                "status": enum(["healthy", "failing", "disabled"]),
+                "failing_since": nullable(datetime_(description="First failed attempt since the last success.")),
+                "disabled_reason": nullable(string()),
+                "previous_secret_expires_at": nullable(
+                    datetime_(description="Until then the secret replaced by the last rotation also signs.")
+                ),
+                "created_at": datetime_(),
+                "updated_at": datetime_(),
+            }
+        ),
+        "A registered receiver of the organisation's events (docs/webhooks.md). Never shows its secret.",
+    )
+
+
+def _webhook_endpoint_with_secret() -> Schema:
+    secret = obj({"secret": string(pattern="^whsec_", description="Shown only by create and rotate.")})
+    return ext({"allOf": [ref("WebhookEndpoint"), secret]}, "An endpoint with its signing secret.")
 
 
 def _methodology_profile() -> Schema:
@@ -554,6 +586,8 @@ def component_schemas() -> dict[str, Schema]:
         "EvidenceItem": _evidence_item(),
         "WebhookTestResult": _webhook_result(),
         "WebhookDelivery": _webhook_delivery(),
+        "WebhookEndpoint": _webhook_endpoint(),
+        "WebhookEndpointWithSecret": _webhook_endpoint_with_secret(),
         "MethodologyProfile": _methodology_profile(),
         "LegacyReport": _legacy_report(),
     }

@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.errors import UpstreamFailed
-from evidence_gateway.models.webhooks import WebhookDelivery
+from evidence_gateway.representation import delivery_json
 from evidence_gateway.resolvers import webhooks
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
@@ -20,28 +20,9 @@ RESULT_FIELDS = ("delivered", "target_url", "event_type", "http_status", "respon
 # Extensions: why it failed, the webhook-id header sent, the stored delivery record.
 RESULT_EXTENSIONS = ("error", "webhook_id", "delivery_id")
 
-DELIVERY_FIELDS = (
-    "id",
-    "org_id",
-    "webhook_id",
-    "target_url",
-    "event_type",
-    "delivered",
-    "http_status",
-    "error",
-    "response_excerpt",
-    "payload",
-    "api_key_id",
-    "created_at",
-)
-
 
 def result_json(result: webhooks.WebhookTestResult) -> dict[str, Any]:
     return pick(result, RESULT_FIELDS + RESULT_EXTENSIONS)
-
-
-def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
-    return pick(delivery, DELIVERY_FIELDS)
 
 
 async def webhook_test(request: Request) -> Response:

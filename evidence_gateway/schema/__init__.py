@@ -1,20 +1,33 @@
-"""The GraphQL schema: one Query and one Mutation merged from the domain modules."""
+"""The GraphQL schema: one Query and one Mutation merged from the domain modules, and the
+Subscription root (schema/subscriptions.py, served over WebSocket)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.tools import merge_types
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.base import get_object_definition
+from strawberry.types.graphql import OperationType
 
-from evidence_gateway.schema import calculations, events, evidence, limits, packs, webhooks, workspaces
+from evidence_gateway.schema import (
+    calculations,
+    events,
+    evidence,
+    limits,
+    packs,
+    subscriptions,
+    webhook_endpoints,
+    webhooks,
+    workspaces,
+)
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, events)
+_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (
@@ -25,6 +38,29 @@ for _root, _about in (
 
 
 class EvidenceSchema(strawberry.Schema):
+    async def execute(  # noqa: PLR0917 - Strawberry's signature
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        """One result per document (HTTP): a subscription cannot stream here, so it is refused
+        (400 BAD_USER_INPUT) instead of failing inside; subscriptions run over the WebSocket."""
+        allowed = set(OperationType if allowed_operation_types is None else allowed_operation_types)
+        return await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed - {OperationType.SUBSCRIPTION},
+            operation_extensions,
+        )
+
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         # Domain errors are answers, not incidents: log only the unexpected.
         log_unexpected(errors)
@@ -32,8 +68,11 @@ class EvidenceSchema(strawberry.Schema):
 
 def build_schema(**kwargs: Any) -> EvidenceSchema:
     # Depth/alias/token/cost ceilings and parser/validation caches (schema/limits.py).
-    kwargs.setdefault("extensions", limits.extensions())
-    return EvidenceSchema(query=Query, mutation=Mutation, **kwargs)
+    # Subscription results reach the socket as they are: StreamErrors gives them HTTP's error shape.
+    kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors])
+    # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
+    kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
+    return EvidenceSchema(query=Query, mutation=Mutation, subscription=subscriptions.Subscription, **kwargs)
 
 
 schema = build_schema()

@@ -1,16 +1,21 @@
-"""The Strawberry ASGI view: auth, body ceiling, JSON errors, error codes."""
+"""The Strawberry ASGI view: auth, body ceiling, JSON errors, error codes; subscriptions over
+WebSocket (graphql-transport-ws only, the key in connection_init: schema/websocket.py)."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from cross_web import HTTPException as StrawberryHTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types.unset import UNSET, UnsetType
 
 from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
@@ -21,6 +26,7 @@ from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, http_status_for
 from evidence_gateway.schema.idempotent import run_idempotent
+from evidence_gateway.schema.websocket import SubscriptionsHandler, WebSocketContext
 
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
 
@@ -31,7 +37,21 @@ def graphql_error_response(status: int, message: str, code: str) -> JSONResponse
     )
 
 
+# A client that opens the socket must say who it is within this long (then 4408).
+CONNECTION_INIT_TIMEOUT = timedelta(seconds=10)
+
+
 class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
+    graphql_transport_ws_handler_class = SubscriptionsHandler
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # graphql-transport-ws only. The legacy subscriptions-transport-ws protocol (sub-protocol
+        # "graphql-ws") is deprecated by its authors; one protocol is one path to secure and test.
+        # A socket that offers only the legacy one is closed with 4406.
+        kwargs.setdefault("subscription_protocols", (GRAPHQL_TRANSPORT_WS_PROTOCOL,))
+        kwargs.setdefault("connection_init_wait_timeout", CONNECTION_INIT_TIMEOUT)
+        super().__init__(*args, **kwargs)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await super().__call__(scope, receive, send)
@@ -52,6 +72,16 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
 
     async def get_context(self, request: Any, response: Any) -> GraphQLContext:
         state = request.app.state
+        if isinstance(request, WebSocket):
+            # Authenticated by on_ws_connect, from the connection_init payload.
+            return WebSocketContext(
+                request=request,  # type: ignore[arg-type]
+                response=response,
+                db=state.db,
+                settings=state.settings,
+                principal=None,
+                key_cache=state.key_cache,
+            )
         try:
             principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
         except Unauthenticated:
@@ -65,6 +95,13 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             principal=principal,
             idempotency=getattr(request.state, "idempotency", None),
         )
+
+    async def on_ws_connect(self, context: GraphQLContext) -> UnsetType | dict[str, object] | None:
+        """connection_init: no organisation, no connection (4403 Forbidden)."""
+        assert isinstance(context, WebSocketContext)
+        await context.authenticate()
+        plain_ack: UnsetType = UNSET
+        return plain_ack
 
     async def process_result(self, request: Any, result: Any) -> GraphQLHTTPResponse:
         data: GraphQLHTTPResponse = {"data": result.data}

@@ -49,6 +49,14 @@ class WebhookDeliveryType:
     payload: JSON = strawberry.field(description="The payload sent.")
     api_key_id: uuid.UUID | None = strawberry.field(description="The API key that asked for the delivery.")
     created_at: datetime = strawberry.field(description="When the attempt was made.")
+    endpoint_id: uuid.UUID | None = strawberry.field(
+        description="The registered endpoint it went to (null for a test to a bare URL, or once deleted)."
+    )
+    event_id: uuid.UUID | None = strawberry.field(
+        description="The event delivered; also the webhook-id header of every attempt of it."
+    )
+    attempt: int | None = strawberry.field(description="1 for the first try of an event to an endpoint, 2 …")
+    duration_ms: int | None = strawberry.field(description="How long the attempt took, in milliseconds.")
 
 
 @strawberry.type(description="One page of webhook delivery attempts.")
@@ -68,7 +76,13 @@ class ViewerType:
 
 @strawberry.input(description="A signed test webhook to send.")
 class TestWebhookInput:
-    target_url: str = strawberry.field(description="Absolute http or https URL of the receiver.")
+    target_url: str | None = strawberry.field(
+        default=None, description="Absolute http or https URL of the receiver; required without endpointId."
+    )
+    endpoint_id: uuid.UUID | None = strawberry.field(
+        default=None,
+        description="A registered endpoint: its URL (unless targetUrl is given) and its own secret are used.",
+    )
     event_type: str | None = strawberry.field(default=None, description="Event type (default pack.published).")
     workspace_id: uuid.UUID | None = strawberry.field(default=None, description="Workspace to reference in data.")
     report_pack_id: uuid.UUID | None = strawberry.field(

@@ -11,6 +11,7 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
+from typing import Protocol
 
 import httpx
 
@@ -19,6 +20,13 @@ from evidence_gateway.errors import InvalidInput
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 MAX_URL_LENGTH = 2000
+
+
+class GuardSettings(Protocol):
+    webhook_connect_timeout_seconds: float
+    webhook_allow_private_targets: bool
+
+
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
@@ -34,20 +42,20 @@ class Target:
     addresses: tuple[str, ...] = ()
 
 
-def parse_target_url(raw: str) -> httpx.URL:
-    """An absolute http(s) URL with a host, or InvalidInput naming ``target_url``."""
+def parse_target_url(raw: str, field: str = "target_url") -> httpx.URL:
+    """An absolute http(s) URL with a host, or InvalidInput naming ``field``."""
     if len(raw) > MAX_URL_LENGTH:
-        raise _refuse(f"must be at most {MAX_URL_LENGTH} characters")
+        raise _refuse(f"must be at most {MAX_URL_LENGTH} characters", field)
     if any(ch.isspace() or ord(ch) < 0x20 for ch in raw):
-        raise _refuse("must be an absolute http or https URL without whitespace")
+        raise _refuse("must be an absolute http or https URL without whitespace", field)
     try:
         url = httpx.URL(raw)
     except (httpx.InvalidURL, ValueError):
-        raise _refuse("must be an absolute http or https URL") from None
+        raise _refuse("must be an absolute http or https URL", field) from None
     if url.scheme not in ("http", "https"):
-        raise _refuse("only http and https URLs are allowed")
+        raise _refuse("only http and https URLs are allowed", field)
     if not url.raw_host:
-        raise _refuse("must be an absolute http or https URL with a host")
+        raise _refuse("must be an absolute http or https URL with a host", field)
     return url
 
 
@@ -112,7 +120,7 @@ async def resolve(target: Target, time_limit: float) -> tuple[str, ...]:
     return tuple(out)
 
 
-def vet(target: Target, addresses: tuple[str, ...], *, allow_private: bool) -> Target:
+def vet(target: Target, addresses: tuple[str, ...], *, allow_private: bool, field: str = "target_url") -> Target:
     """Refuse (422) when ANY resolved address is non-public, unless private targets are allowed."""
     if not allow_private:
         for address in addresses:
@@ -120,10 +128,21 @@ def vet(target: Target, addresses: tuple[str, ...], *, allow_private: bool) -> T
             if reason:
                 raise _refuse(
                     f"resolves to a {reason} address ({address}); webhook targets must be public hosts",
+                    field,
                     address=address,
                 )
     return Target(url=target.url, host=target.host, port=target.port, addresses=addresses)
 
 
-def _refuse(reason: str, **details: str) -> InvalidInput:
-    return InvalidInput("invalid webhook target", fields={"target_url": reason}, **details)
+async def checked(url: httpx.URL, settings: GuardSettings, field: str) -> Target:
+    """Resolve once and vet: the target a delivery connects to, or InvalidInput naming ``field``."""
+    target = target_of(url)
+    try:
+        addresses = await resolve(target, settings.webhook_connect_timeout_seconds)
+    except ResolutionFailed as exc:
+        raise _refuse(str(exc), field) from None
+    return vet(target, addresses, allow_private=settings.webhook_allow_private_targets, field=field)
+
+
+def _refuse(reason: str, field: str = "target_url", **details: str) -> InvalidInput:
+    return InvalidInput("invalid webhook target", fields={field: reason}, **details)

@@ -37,6 +37,13 @@ def failed(error: str) -> Outcome:
     return Outcome(delivered=False, http_status=None, response_excerpt="", error=error)
 
 
+def new_client(connect_timeout: float, read_timeout: float, verify: ssl.SSLContext | None = None) -> httpx.AsyncClient:
+    """A client that follows no redirect and no proxy from the environment (which could reroute
+    a vetted delivery). ``verify``: the TLS context (default: certifi's CAs, built once)."""
+    timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False, verify=verify or default_tls())
+
+
 async def post(
     target: Target,
     body: bytes,
@@ -45,30 +52,41 @@ async def post(
     connect_timeout: float,
     read_timeout: float,
     verify: ssl.SSLContext | None = None,
+    client: httpx.AsyncClient | None = None,
 ) -> Outcome:
     """POST ``body`` to the vetted addresses of ``target`` in order; the first connection wins.
 
-    ``verify``: the TLS context (default: certifi's CAs, built once; tests pass their own CA).
+    ``client``: a pooled client to reuse (kept open); without one, a client for this call only.
     """
-    timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)
-    # trust_env=False: no proxy from the environment may reroute a vetted delivery.
-    client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False, verify=verify or default_tls())
-    async with client:
-        error = "no address to connect to"
-        for address in target.addresses[:MAX_ADDRESSES]:
-            try:
-                # Read timeouts are per read; this caps a target that trickles bytes forever.
-                async with asyncio.timeout(connect_timeout + 2 * read_timeout):
-                    return await _attempt(client, target, address, body, headers)
-            except httpx.ConnectTimeout:
-                return failed(f"connect timed out after {connect_timeout:g}s ({address})")
-            except httpx.ConnectError as exc:
-                error = f"connection failed ({address}): {exc or type(exc).__name__}"
-            except (httpx.TimeoutException, TimeoutError):
-                return failed(f"timed out waiting for the response (read timeout {read_timeout:g}s)")
-            except httpx.HTTPError as exc:
-                return failed(f"{type(exc).__name__}: {exc}")
-        return failed(error)
+    if client is not None:
+        return await _post(client, target, body, headers, connect_timeout, read_timeout)
+    async with new_client(connect_timeout, read_timeout, verify) as own:
+        return await _post(own, target, body, headers, connect_timeout, read_timeout)
+
+
+async def _post(
+    client: httpx.AsyncClient,
+    target: Target,
+    body: bytes,
+    headers: dict[str, str],
+    connect_timeout: float,
+    read_timeout: float,
+) -> Outcome:
+    error = "no address to connect to"
+    for address in target.addresses[:MAX_ADDRESSES]:
+        try:
+            # Read timeouts are per read; this caps a target that trickles bytes forever.
+            async with asyncio.timeout(connect_timeout + 2 * read_timeout):
+                return await _attempt(client, target, address, body, headers)
+        except httpx.ConnectTimeout:
+            return failed(f"connect timed out after {connect_timeout:g}s ({address})")
+        except httpx.ConnectError as exc:
+            error = f"connection failed ({address}): {exc or type(exc).__name__}"
+        except (httpx.TimeoutException, TimeoutError):
+            return failed(f"timed out waiting for the response (read timeout {read_timeout:g}s)")
+        except httpx.HTTPError as exc:
+            return failed(f"{type(exc).__name__}: {exc}")
+    return failed(error)
 
 
 async def _attempt(

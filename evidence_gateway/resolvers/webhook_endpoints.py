@@ -1,0 +1,236 @@
+"""Registered webhook endpoints (DESIGN.md §16): the organisation's receivers of its events.
+
+The secret is returned only by create and rotate. Every URL passes the SSRF guard when it is
+registered or changed (and again at every delivery, in ``webhooks.delivery``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, StringConstraints
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.errors import InvalidInput, NotFound
+from evidence_gateway.events import EventType
+from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
+from evidence_gateway.representation import webhook_endpoint_json
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.organizations import new_webhook_secret
+from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
+from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.webhooks import delivery, guard
+
+# Both secrets sign for this long after a rotation, so receivers can switch without a gap.
+ROTATION_OVERLAP = timedelta(hours=24)
+MAX_EVENT_TYPES = 50
+
+EventTypeName = Literal[tuple(t.value for t in EventType)]  # type: ignore[valid-type]
+
+
+def _printable(value: str) -> str:
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _distinct(values: list[str]) -> list[str]:
+    if len(set(values)) != len(values):
+        raise ValueError("must not repeat an event type")
+    if len(values) > MAX_EVENT_TYPES:
+        raise ValueError(f"at most {MAX_EVENT_TYPES} event types")
+    return values
+
+
+Url = Annotated[str, StringConstraints(min_length=1, max_length=guard.MAX_URL_LENGTH)]
+Description = Annotated[str, StringConstraints(max_length=500), AfterValidator(_printable)]
+EventTypes = Annotated[list[EventTypeName], AfterValidator(_distinct)]  # type: ignore[valid-type]
+
+
+class EndpointCreate(StrictInput):
+    url: Url
+    # null reads as absent, as for every optional field.
+    description: Description | None = None
+    # Empty: every event type, including types added later.
+    event_types: EventTypes | None = None
+    enabled: bool | None = None
+
+
+class EndpointUpdate(StrictInput):
+    url: Url | None = None
+    description: Description | None = None
+    event_types: EventTypes | None = None
+    enabled: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointWithSecret:
+    """Create and rotate answer with the secret: the only time it is shown."""
+
+    endpoint: WebhookEndpoint
+    secret: str
+
+
+async def _vetted_url(ctx: Ctx, raw: str) -> str:
+    await guard.checked(guard.parse_target_url(raw, "url"), ctx.settings, "url")
+    return raw
+
+
+async def _event_head(session: AsyncSession, org_id: uuid.UUID) -> int:
+    head = await session.execute(select(func.max(Event.sequence)).where(col(Event.org_id) == org_id))
+    return int(head.scalar_one() or 0)
+
+
+async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
+    """Register a receiver; it is sent every matching event from this one on (its own
+    ``webhook_endpoint.created`` included, a first sign that deliveries work)."""
+    p = parse(EndpointCreate, data)
+    url = await _vetted_url(ctx, p.url)
+    now = utcnow()
+    secret = new_webhook_secret()
+    async with unit_of_work(ctx) as uow:
+        endpoint = WebhookEndpoint(
+            org_id=ctx.org_id,
+            url=url,
+            description=p.description or "",
+            event_types=list(p.event_types or []),
+            enabled=p.enabled is not False,
+            secret=secret,
+            event_cursor=await _event_head(uow.session, ctx.org_id),
+            api_key_id=ctx.actor,
+            created_at=now,
+            updated_at=now,
+        )
+        uow.session.add(endpoint)
+        _emit(uow, EventType.webhook_endpoint_created, endpoint)
+        result = EndpointWithSecret(endpoint, secret)
+        uow.respond(result)
+    return result
+
+
+async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpoint]:
+    scoped = col(WebhookEndpoint.org_id) == ctx.org_id
+    order = (col(WebhookEndpoint.created_at).desc(), col(WebhookEndpoint.id).desc())
+    async with ctx.db.read() as session:
+        total = (await session.execute(select(func.count()).select_from(WebhookEndpoint).where(scoped))).scalar_one()
+        rows = await session.execute(
+            select(WebhookEndpoint).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
+        )
+        items = list(rows.scalars())
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
+    async with ctx.db.read() as session:
+        return await load_endpoint(session, ctx, endpoint_id)
+
+
+async def load_endpoint(
+    session: AsyncSession, ctx: Ctx, endpoint_id: Any, *, for_write: bool = False
+) -> WebhookEndpoint:
+    """The only way to reach an endpoint: another organisation's id is simply not found."""
+    eid = parse_id(endpoint_id, "webhook endpoint")
+    stmt = select(WebhookEndpoint).where(col(WebhookEndpoint.id) == eid, col(WebhookEndpoint.org_id) == ctx.org_id)
+    if for_write:
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    endpoint = (await session.execute(stmt)).scalar_one_or_none()
+    if endpoint is None:
+        raise NotFound("webhook endpoint not found", resource="webhook_endpoint", id=str(endpoint_id))
+    return endpoint
+
+
+async def update_endpoint(ctx: Ctx, endpoint_id: Any, data: Any) -> WebhookEndpoint:
+    """Change what was given. Enabling again starts from the newest event (what happened while it
+    was disabled stays readable in the event log) and forgets past failures."""
+    p = parse(EndpointUpdate, data)
+    changes = {name: getattr(p, name) for name in p.model_fields_set}
+    if any(value is None for value in changes.values()):
+        nulls = {name: "must not be null" for name, value in changes.items() if value is None}
+        raise InvalidInput(fields=nulls)
+    if "url" in changes:
+        await _vetted_url(ctx, changes["url"])
+    async with unit_of_work(ctx) as uow:
+        endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
+        if changes.get("enabled") and not endpoint.enabled:
+            endpoint.event_cursor = await _event_head(uow.session, ctx.org_id)
+            endpoint.failing_since = None
+            endpoint.disabled_reason = None
+        for name, value in changes.items():
+            setattr(endpoint, name, list(value) if name == "event_types" else value)
+        endpoint.updated_at = utcnow()
+        _emit(uow, EventType.webhook_endpoint_updated, endpoint)
+        uow.respond(endpoint)
+    return endpoint
+
+
+async def delete_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
+    """Gone with its pending messages; its recorded attempts stay in the delivery log."""
+    async with unit_of_work(ctx) as uow:
+        endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
+        _emit(uow, EventType.webhook_endpoint_deleted, endpoint)
+        await uow.session.delete(endpoint)
+        uow.respond(endpoint)
+    return endpoint
+
+
+async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
+    """A new secret; the old one keeps signing beside it for 24 hours."""
+    secret = new_webhook_secret()
+    async with unit_of_work(ctx) as uow:
+        endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
+        now = utcnow()
+        endpoint.previous_secret = endpoint.secret
+        endpoint.previous_secret_expires_at = now + ROTATION_OVERLAP
+        endpoint.secret = secret
+        endpoint.updated_at = now
+        _emit(uow, EventType.webhook_endpoint_secret_rotated, endpoint)
+        result = EndpointWithSecret(endpoint, secret)
+        uow.respond(result)
+    return result
+
+
+async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[WebhookDelivery]:
+    """Every attempt to this endpoint, newest first."""
+    async with ctx.db.read() as session:
+        endpoint = await load_endpoint(session, ctx, endpoint_id)
+        scoped = col(WebhookDelivery.endpoint_id) == endpoint.id
+        order = (col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
+        total = (await session.execute(select(func.count()).select_from(WebhookDelivery).where(scoped))).scalar_one()
+        rows = await session.execute(
+            select(WebhookDelivery).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
+        )
+        items = list(rows.scalars())
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
+    """Send the event of a recorded attempt to its endpoint again, now, and return the new attempt.
+
+    Allowed whatever the message's state (a receiver that is back can be checked by hand); a
+    success marks the message delivered. Test deliveries to a bare URL have no event to resend.
+    """
+    did = parse_id(delivery_id, "webhook delivery")
+    async with ctx.db.read() as session:
+        attempt = (
+            await session.execute(
+                select(WebhookDelivery).where(col(WebhookDelivery.id) == did, col(WebhookDelivery.org_id) == ctx.org_id)
+            )
+        ).scalar_one_or_none()
+    if attempt is None or attempt.message_id is None:
+        # A test delivery, or its endpoint was deleted: nothing to send again.
+        raise NotFound("webhook delivery not found", resource="webhook_delivery", id=str(delivery_id))
+    retried = await delivery.attempt(ctx.db, ctx.settings, attempt.message_id, claimed_by=None, api_key_id=ctx.actor)
+    if retried is None:
+        raise NotFound("webhook delivery not found", resource="webhook_delivery", id=str(delivery_id))
+    return retried
+
+
+def _emit(uow: UnitOfWork, type_: EventType, endpoint: WebhookEndpoint) -> None:
+    uow.emit(type_, "webhook_endpoint", endpoint.id, webhook_endpoint_json(endpoint))

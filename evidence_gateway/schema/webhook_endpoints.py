@@ -1,0 +1,154 @@
+"""GraphQL for registered webhook endpoints (DESIGN.md §16): the same resolvers as REST."""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+
+import strawberry
+from strawberry.types import Info
+
+from evidence_gateway.models import WebhookEndpoint
+from evidence_gateway.representation import endpoint_status
+from evidence_gateway.resolvers import webhook_endpoints as endpoints
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.webhooks import WebhookDeliveryPage, WebhookDeliveryType
+
+GqlInfo = Info[GraphQLContext, None]
+
+
+@strawberry.enum(description="Whether deliveries reach the endpoint.")
+class WebhookEndpointStatus(enum.Enum):
+    healthy = strawberry.enum_value("healthy", description="Its last attempt succeeded (or none was made).")
+    failing = strawberry.enum_value("failing", description="Every attempt failed since failingSince; retries go on.")
+    disabled = strawberry.enum_value(
+        "disabled", description="Nothing is sent: disabled by its owner, or after 5 days of failures."
+    )
+
+
+@strawberry.type(name="WebhookEndpoint", description="A receiver of the organisation's events, signed with its secret.")
+class WebhookEndpointType:
+    id: uuid.UUID = strawberry.field(description="Endpoint id.")
+    url: str = strawberry.field(description="Where events are POSTed (http or https, public hosts only).")
+    description: str = strawberry.field(description="Free text for the people who run it.")
+    event_types: list[str] = strawberry.field(description="Event types sent to it; empty: every type.")
+    enabled: bool = strawberry.field(description="False: nothing is sent (set by its owner, or after failures).")
+    status: WebhookEndpointStatus = strawberry.field(description="healthy, failing or disabled.")
+    failing_since: datetime | None = strawberry.field(description="First failed attempt since the last success.")
+    disabled_reason: str | None = strawberry.field(description="Why it was disabled automatically.")
+    previous_secret_expires_at: datetime | None = strawberry.field(
+        description="Until then the secret replaced by the last rotation signs alongside the new one."
+    )
+    created_at: datetime = strawberry.field(description="When it was registered.")
+    updated_at: datetime = strawberry.field(description="When it last changed.")
+
+    @strawberry.field(description="Attempts to this endpoint, newest first.")
+    async def deliveries(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WebhookDeliveryPage:
+        result = await endpoints.list_endpoint_deliveries(info.context.ctx, self.id, page_params(page, per_page))
+        return WebhookDeliveryPage(
+            items=[from_model(WebhookDeliveryType, d) for d in result.items], pagination=PaginationMeta.of(result)
+        )
+
+
+def endpoint_type(endpoint: WebhookEndpoint) -> WebhookEndpointType:
+    return WebhookEndpointType(
+        id=endpoint.id,
+        url=endpoint.url,
+        description=endpoint.description,
+        event_types=list(endpoint.event_types),
+        enabled=endpoint.enabled,
+        status=WebhookEndpointStatus(endpoint_status(endpoint)),
+        failing_since=endpoint.failing_since,
+        disabled_reason=endpoint.disabled_reason,
+        previous_secret_expires_at=endpoint.previous_secret_expires_at,
+        created_at=endpoint.created_at,
+        updated_at=endpoint.updated_at,
+    )
+
+
+@strawberry.type(description="An endpoint with its signing secret: answered only by create and rotate.")
+class WebhookEndpointWithSecret:
+    endpoint: WebhookEndpointType = strawberry.field(description="The endpoint.")
+    secret: str = strawberry.field(description="Its whsec_ signing secret. Store it: it is not shown again.")
+
+
+@strawberry.type(description="One page of webhook endpoints.")
+class WebhookEndpointPage:
+    items: list[WebhookEndpointType] = strawberry.field(description="Endpoints on this page, newest first.")
+    pagination: PaginationMeta = strawberry.field(description="Page position and total.")
+
+
+@strawberry.type(description="What was deleted.")
+class DeletedWebhookEndpoint:
+    id: uuid.UUID = strawberry.field(description="Id of the deleted endpoint.")
+
+
+@strawberry.input(description="A receiver to register.")
+class CreateWebhookEndpointInput:
+    url: str = strawberry.field(description="Absolute http or https URL; it must resolve to public addresses.")
+    description: str | None = strawberry.field(default=None, description="Free text (at most 500 characters).")
+    event_types: list[str] | None = strawberry.field(
+        default=None, description="Event types to send (docs/events.md); omitted or empty: every type."
+    )
+    enabled: bool | None = strawberry.field(default=None, description="Default true.")
+
+
+@strawberry.input(description="Fields to change; omitted or null ones stay as they are.")
+class UpdateWebhookEndpointInput:
+    url: str | None = strawberry.field(default=None, description="New URL (checked like at registration).")
+    description: str | None = strawberry.field(default=None, description="New description.")
+    event_types: list[str] | None = strawberry.field(default=None, description="New event types; empty: every type.")
+    enabled: bool | None = strawberry.field(
+        default=None, description="true resumes from the newest event and forgets past failures."
+    )
+
+
+def _with_secret(result: endpoints.EndpointWithSecret) -> WebhookEndpointWithSecret:
+    return WebhookEndpointWithSecret(endpoint=endpoint_type(result.endpoint), secret=result.secret)
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="The organisation's webhook endpoints, newest first.")
+    async def webhook_endpoints(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WebhookEndpointPage:
+        result = await endpoints.list_endpoints(info.context.ctx, page_params(page, per_page))
+        return WebhookEndpointPage(items=[endpoint_type(e) for e in result.items], pagination=PaginationMeta.of(result))
+
+    @strawberry.field(description="One webhook endpoint; NOT_FOUND for unknown or other organisations' ids.")
+    async def webhook_endpoint(self, info: GqlInfo, id: uuid.UUID) -> WebhookEndpointType | None:
+        return endpoint_type(await endpoints.get_endpoint(info.context.ctx, id))
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="Register a webhook endpoint; the answer holds its secret, shown this once.")
+    async def create_webhook_endpoint(
+        self, info: GqlInfo, input: CreateWebhookEndpointInput
+    ) -> WebhookEndpointWithSecret:
+        return _with_secret(await endpoints.create_endpoint(info.context.ctx, input_to_dict(input)))
+
+    @strawberry.mutation(description="Change a webhook endpoint's URL, description, event types or enabled flag.")
+    async def update_webhook_endpoint(
+        self, info: GqlInfo, id: uuid.UUID, input: UpdateWebhookEndpointInput
+    ) -> WebhookEndpointType:
+        return endpoint_type(await endpoints.update_endpoint(info.context.ctx, id, input_to_dict(input)))
+
+    @strawberry.mutation(description="Delete a webhook endpoint; its recorded attempts stay in the delivery log.")
+    async def delete_webhook_endpoint(self, info: GqlInfo, id: uuid.UUID) -> DeletedWebhookEndpoint:
+        endpoint = await endpoints.delete_endpoint(info.context.ctx, id)
+        return DeletedWebhookEndpoint(id=endpoint.id)
+
+    @strawberry.mutation(description="A new secret for the endpoint; the old one keeps signing beside it for 24 h.")
+    async def rotate_webhook_endpoint_secret(self, info: GqlInfo, id: uuid.UUID) -> WebhookEndpointWithSecret:
+        return _with_secret(await endpoints.rotate_secret(info.context.ctx, id))
+
+    @strawberry.mutation(
+        description="Send the event of a recorded attempt to its endpoint again, now; returns the new attempt "
+        "(delivered: false is an answer, not an error)."
+    )
+    async def retry_webhook_delivery(self, info: GqlInfo, id: uuid.UUID) -> WebhookDeliveryType:
+        return from_model(WebhookDeliveryType, await endpoints.retry_delivery(info.context.ctx, id))

@@ -1,0 +1,315 @@
+"""One attempt to deliver an event to a registered endpoint: sign, vet, send, record (DESIGN.md §16).
+
+Shared by the dispatcher (scheduled attempts) and the hand retry of a delivery. The body is
+the event exactly as the event log renders it, plus the Standard Webhooks ``timestamp``; the
+``webhook-id`` header is the event id, the same on every attempt, so a receiver can drop
+repeats. Each attempt resolves the host once, vets every address and connects to a vetted one
+(no second lookup), so an answer that changes after registration cannot reach a private host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+import orjson
+from sqlalchemy import select, update
+from sqlmodel import col
+
+from evidence_gateway.auth import Principal
+from evidence_gateway.db import Database
+from evidence_gateway.errors import InvalidInput
+from evidence_gateway.events import EventType
+from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from evidence_gateway.representation import event_json, webhook_endpoint_json
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.settings import Settings
+from evidence_gateway.timeutil import utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.webhooks import guard, sender, signing
+
+DISABLED_REASON = "failing for too long: every attempt failed since {since}"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A message with what sending it needs: its endpoint and its event."""
+
+    message: WebhookMessage
+    endpoint: WebhookEndpoint
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one attempt sent and how it went, before it is recorded."""
+
+    job: Job
+    outcome: sender.Outcome
+    body: bytes
+    duration_ms: int
+
+
+def message_of(event: Event) -> dict[str, Any]:
+    """``{type, timestamp, data}`` as Standard Webhooks suggests, with the rest of the event beside them."""
+    return {**event_json(event), "timestamp": event.occurred_at}
+
+
+def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
+    """The current secret, and the previous one while its 24 hours after a rotation last."""
+    secrets = [endpoint.secret]
+    expires = endpoint.previous_secret_expires_at
+    if endpoint.previous_secret and expires is not None and expires > now:
+        secrets.append(endpoint.previous_secret)
+    return secrets
+
+
+def headers_for(endpoint: WebhookEndpoint, msg_id: str, body: bytes, now: datetime) -> dict[str, str]:
+    timestamp = int(now.timestamp())
+    # Several signatures, space-separated, are how Standard Webhooks rotates secrets.
+    signature = " ".join(signing.sign(s, msg_id, timestamp, body) for s in signing_secrets(endpoint, now))
+    return {"webhook-id": msg_id, "webhook-timestamp": str(timestamp), "webhook-signature": signature}
+
+
+def retry_delay(settings: Settings, attempts: int) -> float | None:
+    """Seconds until the next try after ``attempts`` failed ones; None when the schedule is spent.
+
+    Jitter (±20 %) spreads the retries of many messages that failed together.
+    """
+    schedule = settings.webhook_retry_delays()
+    if attempts > len(schedule):
+        return None
+    return schedule[attempts - 1] * random.uniform(0.8, 1.2)
+
+
+class Clients:
+    """One pooled HTTP client per receiving host, so attempts to a receiver reuse connections.
+
+    Per host name, not per address: a pooled TLS connection carries the SNI name and certificate
+    it was opened for, so it must never serve another name that shares the address. Requests
+    still go to the address vetted for that attempt (a pool is keyed by it), and the pool is
+    capped, oldest host closed first.
+    """
+
+    MAX_HOSTS = 64
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._by_host: dict[str, httpx.AsyncClient] = {}
+
+    def for_host(self, host: str) -> httpx.AsyncClient:
+        client = self._by_host.pop(host, None) or sender.new_client(
+            self.settings.webhook_connect_timeout_seconds, self.settings.webhook_read_timeout_seconds
+        )
+        self._by_host[host] = client  # most recently used last
+        while len(self._by_host) > self.MAX_HOSTS:
+            oldest = next(iter(self._by_host))
+            asyncio.get_running_loop().create_task(self._by_host.pop(oldest).aclose())
+        return client
+
+    async def aclose(self) -> None:
+        clients, self._by_host = list(self._by_host.values()), {}
+        for client in clients:
+            await client.aclose()
+
+
+async def send(
+    settings: Settings, url: str, body: bytes, headers: dict[str, str], clients: Clients | None = None
+) -> sender.Outcome:
+    """Resolve once, vet every address, POST to a vetted one."""
+    try:
+        target = await guard.checked(guard.parse_target_url(url, "url"), settings, "url")
+    except InvalidInput as exc:
+        # The rule, not a stack: the name now resolves somewhere it may not go.
+        return sender.failed("refused: " + "; ".join(exc.fields.values()))
+    return await sender.post(
+        target,
+        body,
+        headers,
+        connect_timeout=settings.webhook_connect_timeout_seconds,
+        read_timeout=settings.webhook_read_timeout_seconds,
+        client=clients.for_host(target.host) if clients is not None else None,
+    )
+
+
+async def load(db: Database, message_ids: list[uuid.UUID]) -> list[Job]:
+    """The messages with their endpoints and events, in one query (gone ones are left out)."""
+    if not message_ids:
+        return []
+    async with db.read() as session:
+        rows = await session.execute(
+            select(WebhookMessage, WebhookEndpoint, Event)
+            .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
+            .join(Event, col(Event.id) == col(WebhookMessage.event_id))
+            .where(col(WebhookMessage.id).in_(message_ids))
+        )
+        return [Job(message, endpoint, event) for message, endpoint, event in rows.all()]
+
+
+async def try_once(settings: Settings, job: Job, clients: Clients | None = None) -> Attempt:
+    """Sign and send the job's event once; nothing is written here."""
+    now = utcnow()
+    body = dumps(message_of(job.event))
+    started = time.perf_counter()
+    headers = headers_for(job.endpoint, str(job.event.id), body, now)
+    outcome = await send(settings, job.endpoint.url, body, headers, clients)
+    return Attempt(job, outcome, body, round((time.perf_counter() - started) * 1000))
+
+
+async def attempt(
+    db: Database,
+    settings: Settings,
+    message_id: uuid.UUID,
+    *,
+    claimed_by: str | None,
+    api_key_id: uuid.UUID | None = None,
+) -> WebhookDelivery | None:
+    """Send the message's event once and record the attempt; None when the message is gone.
+
+    ``claimed_by``: the dispatcher node holding the message (it then moves the schedule on);
+    None for a hand retry, which records its attempt and can only deliver the message.
+    """
+    jobs = await load(db, [message_id])
+    if not jobs:
+        return None
+    sent = await try_once(settings, jobs[0])
+    (delivery,) = await record(db, settings, [sent], claimed_by=claimed_by, api_key_id=api_key_id)
+    return delivery
+
+
+async def record(
+    db: Database,
+    settings: Settings,
+    attempts: list[Attempt],
+    *,
+    claimed_by: str | None,
+    api_key_id: uuid.UUID | None = None,
+) -> list[WebhookDelivery]:
+    """Store attempts of one organisation's messages in one transaction: each attempt, its
+    message moved on, its endpoint's health."""
+    org_id = attempts[0].job.message.org_id
+    ctx = Ctx(db=db, settings=settings, principal=Principal(org_id=org_id, key_id=api_key_id))
+    now = utcnow()
+    async with unit_of_work(ctx) as uow:
+        # Endpoints before messages: the order a delete takes them in (endpoint, then its messages).
+        await _update_health(uow, settings, attempts, now)
+        session = uow.session
+        ids = [a.job.message.id for a in attempts]
+        # Locked, so a concurrent delete of the endpoint (cascading to its messages) waits for us.
+        found = await session.execute(
+            select(WebhookMessage)
+            .where(col(WebhookMessage.id).in_(ids))
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        current = {m.id: m for m in found.scalars()}
+        deliveries = []
+        for sent in attempts:
+            message = current.get(sent.job.message.id)
+            deliveries.append(_delivery(sent, message, api_key_id, now))
+            if message is not None:
+                _advance(settings, message, sent.outcome.delivered, claimed_by, now)
+        session.add_all(deliveries)
+        uow.respond(deliveries[0] if len(deliveries) == 1 else deliveries)
+    return deliveries
+
+
+def _delivery(
+    sent: Attempt, message: WebhookMessage | None, api_key_id: uuid.UUID | None, now: datetime
+) -> WebhookDelivery:
+    outcome, job = sent.outcome, sent.job
+    return WebhookDelivery(
+        org_id=job.message.org_id,
+        webhook_id=str(job.event.id),
+        target_url=job.endpoint.url,
+        event_type=job.event.type,
+        delivered=outcome.delivered,
+        http_status=outcome.http_status,
+        error=outcome.error[:2000] if outcome.error else None,
+        response_excerpt=outcome.response_excerpt,
+        payload=orjson.loads(sent.body),
+        api_key_id=api_key_id,
+        created_at=now,
+        # Kept only while the endpoint exists (a deleted one leaves its attempts anonymous).
+        endpoint_id=job.endpoint.id if message is not None else None,
+        message_id=message.id if message is not None else None,
+        event_id=job.event.id,
+        attempt=message.attempts + 1 if message is not None else None,
+        duration_ms=sent.duration_ms,
+    )
+
+
+def _advance(
+    settings: Settings, message: WebhookMessage, delivered: bool, claimed_by: str | None, now: datetime
+) -> None:
+    """The message after one more attempt: delivered, retried later, or given up."""
+    message.attempts += 1
+    owner = claimed_by is not None and message.claimed_by == claimed_by
+    if delivered:
+        message.status = MessageStatus.delivered.value
+        message.delivered_at = now
+        message.next_attempt_at = None
+    elif owner and message.status == MessageStatus.pending.value:
+        delay = retry_delay(settings, message.attempts)
+        if delay is None:
+            message.status = MessageStatus.failed.value
+            message.next_attempt_at = None
+        else:
+            message.next_attempt_at = now + timedelta(seconds=delay)
+    if owner:
+        message.claimed_by = None
+        message.claimed_until = None
+
+
+async def _update_health(uow: UnitOfWork, settings: Settings, attempts: list[Attempt], now: datetime) -> None:
+    """A success makes an endpoint healthy; failures make it failing and, once every attempt
+    has failed for long enough, disabled. Rows are written only when their state changes."""
+    last: dict[uuid.UUID, tuple[WebhookEndpoint, bool]] = {}
+    for sent in attempts:  # in the order they finished: the last outcome decides
+        last[sent.job.endpoint.id] = (sent.job.endpoint, sent.outcome.delivered)
+    session = uow.session
+    for endpoint_id, (seen, delivered) in last.items():
+        by_id = col(WebhookEndpoint.id) == endpoint_id
+        if delivered:
+            if seen.failing_since is not None:
+                await session.execute(update(WebhookEndpoint).where(by_id).values(failing_since=None))
+            continue
+        if seen.failing_since is None:
+            await session.execute(
+                update(WebhookEndpoint)
+                .where(by_id, col(WebhookEndpoint.failing_since).is_(None))
+                .values(failing_since=now)
+            )
+            continue
+        cutoff = now - timedelta(seconds=settings.webhook_disable_after_seconds)
+        if seen.enabled and seen.failing_since < cutoff:
+            await _disable(uow, endpoint_id, cutoff, now)
+
+
+async def _disable(uow: UnitOfWork, endpoint_id: uuid.UUID, cutoff: datetime, now: datetime) -> None:
+    endpoint = (
+        await uow.session.execute(
+            select(WebhookEndpoint)
+            .where(
+                col(WebhookEndpoint.id) == endpoint_id,
+                col(WebhookEndpoint.enabled),
+                col(WebhookEndpoint.failing_since) < cutoff,
+            )
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+    ).scalar_one_or_none()
+    if endpoint is None:  # succeeded, re-enabled or disabled meanwhile
+        return
+    since = endpoint.failing_since.isoformat() if endpoint.failing_since else now.isoformat()
+    endpoint.enabled = False
+    endpoint.disabled_reason = DISABLED_REASON.format(since=since)[:200]
+    endpoint.updated_at = now
+    uow.emit(EventType.webhook_endpoint_disabled, "webhook_endpoint", endpoint.id, webhook_endpoint_json(endpoint))
