@@ -39,7 +39,10 @@ LEASE_SECONDS = "1"
 SECRET = "crash-safety-test-secret"
 ROWS: list[dict[str, Any]] = [
     {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},
-    {"external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20, "carrier_intensity_g_per_tkm": 20},
+    {
+        "external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20,
+        "carrier_intensity_g_per_tkm": 20, "carrier_intensity_basis": "wtw",
+    },  # fmt: skip
     {"external_id": "P", "mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel",
      "fuel_amount": 90},
 ]  # fmt: skip

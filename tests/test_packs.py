@@ -31,7 +31,10 @@ ARTIFACT_FIELDS = {
 }  # fmt: skip
 ROWS: list[dict[str, Any]] = [
     {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},
-    {"external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20, "carrier_intensity_g_per_tkm": 20},
+    {
+        "external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20,
+        "carrier_intensity_g_per_tkm": 20, "carrier_intensity_basis": "wtw",
+    },  # fmt: skip
     {"external_id": "P", "mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel",
      "fuel_amount": 90},
     {"external_id": "X", "mode": "air", "mass_tonnes": 1},
