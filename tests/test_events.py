@@ -276,7 +276,7 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
         "quality_assessment": calculated["quality_assessment"],
     }
     for rid in ("pack-v2", "pack-v3", "pack-v4"):
-        assert only(rid, GENERATED)["data"] == {**flow.data(rid), "artifact_count": 8}
+        assert only(rid, GENERATED)["data"] == {**flow.data(rid), "artifact_count": 9}
     assert only("evidence", EVIDENCE)["data"] == flow.data("evidence")
     assert all(e["workspace_id"] == ws["id"] for e in events if e["type"] != LEGACY)
 
