@@ -47,6 +47,7 @@ def rows(n: int) -> list[dict[str, Any]]:
             row["fuel_type"], row["fuel_amount"] = "diesel", 40.0 + (i % 13)
         elif i % 5 == 1:
             row["carrier_intensity_g_per_tkm"] = 20.0
+            row["carrier_intensity_basis"] = "wtw"
         if i % 97 == 0:
             del row["distance_km"]
         out.append(row)

@@ -597,6 +597,7 @@ def shipments(n: int) -> list[dict[str, Any]]:
             row["fuel_amount"] = round(rng.uniform(10, 500), 1)
         if i % 11 == 0:
             row["carrier_intensity_g_per_tkm"] = round(rng.uniform(10, 120), 1)
+            row["carrier_intensity_basis"] = "wtw"
         rows.append(row)
     return rows
 

@@ -86,6 +86,11 @@ RUN_EXTENSION_FIELDS = (
     "error_message",
     "data_version",
     "superseded",
+    # Issue 12: both boundaries, the excluded-row estimate, the ISO 14083 summary.
+    "total_co2e_wtw_kg",
+    "total_co2e_ttw_kg",
+    "excluded_co2e_kg",
+    "iso14083_json",
 )
 ASSESSMENT_FIELDS = (
     "id",
@@ -102,6 +107,13 @@ ASSESSMENT_FIELDS = (
     "rules_triggered_json",
     "summary_text",
     "assessed_at",
+)
+# Extensions (issue 12): ISO 14083 shares, tonne-km coverage, excluded-row estimate.
+ASSESSMENT_EXTENSION_FIELDS = (
+    "primary_data_share_percent",
+    "primary_data_rows_percent",
+    "coverage_tonne_km_percent",
+    "excluded_co2e_kg",
 )
 PROFILE_FIELDS = ("id", "code", "name", "description", "boundary", "factor_version_id", "is_default", "created_at")
 PACK_FIELDS = (
@@ -201,7 +213,7 @@ def run_json(run: CalculationRun | None) -> dict[str, Any] | None:
 def assessment_json(assessment: DataQualityAssessment | None) -> dict[str, Any] | None:
     if assessment is None:
         return None
-    return pick(assessment, ASSESSMENT_FIELDS)
+    return pick(assessment, ASSESSMENT_FIELDS + ASSESSMENT_EXTENSION_FIELDS)
 
 
 def profile_json(profile: MethodologyProfile) -> dict[str, Any]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import col
 
 from evidence_gateway.calculation import factors as f
 from evidence_gateway.models import EmissionFactor, FactorVersion, MethodologyProfile
@@ -32,10 +33,13 @@ def _rows() -> list[tuple[Table, list[dict[str, Any]]]]:
             "kind": row.kind,
             "key": row.key,
             "unit": row.unit,
-            "wtw_value": round(row.wtw, 6),
-            "ttw_value": row.ttw,
+            "wtw_value": float(row.wtw),
+            "ttw_value": float(row.ttw),
             "source": row.source,
             "note": row.note,
+            "dataset": row.dataset,
+            "dataset_version": row.dataset_version,
+            "source_row_id": row.source_row_id,
         }
         for row in f.ALL_FACTORS
     ]
@@ -66,3 +70,10 @@ async def seed_reference_data(db: Database) -> None:
         for table, rows in _rows():
             # Fixed ids + ON CONFLICT DO NOTHING: concurrent workers insert the same rows once.
             await session.execute(dialect_insert(table).on_conflict_do_nothing(), rows)
+        # A new factor edition moves the seeded profiles onto it; runs keep the version they used.
+        for profile in f.PROFILES:
+            await session.execute(
+                update(MethodologyProfile)
+                .where(col(MethodologyProfile.id) == profile.id)
+                .values(factor_version_id=f.FACTOR_VERSION_ID, description=profile.description)
+            )

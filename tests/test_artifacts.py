@@ -72,11 +72,19 @@ def sample(name: str = "Q1 freight — Nord/Süd 北京 & <co>") -> PackData:
 def lines(n: int) -> Iterator[ShipmentLine]:
     for i in range(n):
         missing = i % 4 == 3
+        ok = not missing
         yield ShipmentLine(
-            BATCH, i, uuid.UUID(int=1000 + i), f"S-{i}", None if missing else "road", "Rotterdam", "Köln",
-            420.5, "measured", 12.0, None, None, None, not missing, None if missing else "default",
-            None if missing else 5046.0, None if missing else 504.6, None if missing else 100.0,
-            "missing_required_fields" if missing else None,
+            import_batch_id=BATCH, row_index=i, shipment_id=uuid.UUID(int=1000 + i), external_id=f"S-{i}",
+            mode=None if missing else "road", origin="Rotterdam", destination="Köln", shipment_date=None,
+            distance_km=420.5, distance_source="measured", distance_type=None, mass_tonnes=12.0, fuel_type=None,
+            fuel_amount=None, vehicle_payload_tonnes=None, fuel_allocation_share=None,
+            carrier_intensity_g_per_tkm=None, carrier_intensity_basis=None, included=ok,
+            data_tier="default" if ok else None, data_category="secondary_default" if ok else None,
+            distance_type_used="actual" if ok else None, activity_distance_km=420.5 if ok else None,
+            tonne_km=5046.0 if ok else None, allocation_share=None, co2e_ttw_kg=409.6 if ok else None,
+            co2e_wtt_kg=95.0 if ok else None, co2e_wtw_kg=504.6 if ok else None, co2e_kg=504.6 if ok else None,
+            intensity_g_per_tkm=100.0 if ok else None, factor_id=None, estimated_co2e_ttw_kg=None,
+            estimated_co2e_wtw_kg=None, flags=None if ok else "missing_required_fields", method_notes=None,
         )  # fmt: skip
 
 
@@ -95,7 +103,12 @@ def test_every_renderer_is_deterministic(kind: ArtifactType) -> None:
 @pytest.mark.parametrize("kind", list(ArtifactType))
 def test_content_depends_on_the_input(kind: ArtifactType) -> None:
     changed = sample(name="Another workspace")
-    if kind in (ArtifactType.evidence_register, ArtifactType.audit_trail, ArtifactType.shipment_csv):
+    if kind in (
+        ArtifactType.evidence_register,
+        ArtifactType.audit_trail,
+        ArtifactType.shipment_csv,
+        ArtifactType.ileap_shipment_footprints,
+    ):
         changed = sample()
         changed.evidence.clear()
         changed.audit.clear()
@@ -117,7 +130,8 @@ def test_csv_has_a_row_per_shipment() -> None:
     rows = list(csv.reader(io.StringIO(render(ArtifactType.shipment_csv, sample(), 25).decode())))
     assert rows[0] == list(SHIPMENT_COLUMNS)
     assert len(rows) == 26
-    assert rows[1][SHIPMENT_COLUMNS.index("co2e_kg")] == "504.6"
+    assert rows[1][SHIPMENT_COLUMNS.index("co2e_kg")] == "504.600000"  # computed: fixed 6 decimals
+    assert rows[1][SHIPMENT_COLUMNS.index("distance_km")] == "420.5"  # input: as sent
     assert rows[4][SHIPMENT_COLUMNS.index("included")] == "false"
     assert rows[1][SHIPMENT_COLUMNS.index("destination")] == "Köln"
 
@@ -139,7 +153,7 @@ def test_machine_json_is_the_head_plus_rows() -> None:
     assert doc["calculation_run"]["rerun_hash"] == "ab" * 32
     assert doc["quality_assessment"]["rules_triggered"][0]["id"] == "missing_required_fields"
     assert len(doc["shipments"]) == 12
-    assert doc["shipments"][0]["co2e_kg"] == 504.6
+    assert doc["shipments"][0]["co2e_kg"] == "504.600000"  # machine_json v2: decimal strings
     assert set(doc["shipments"][0]) == set(SHIPMENT_COLUMNS)
     empty = json.loads(render(ArtifactType.machine_json, sample(), 0))
     assert empty["shipments"] == []

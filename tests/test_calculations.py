@@ -27,7 +27,14 @@ ASSESSMENT_FIELDS = {
 # One row per tier plus one without a distance (WTW factors: road 125.22 g/tkm, sea 19.69 g/tkm, diesel 3.18183 kg/l).
 TIER_ROWS: list[dict[str, Any]] = [
     {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},  # default: 125.22 kg
-    {"external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20, "carrier_intensity_g_per_tkm": 20},
+    {
+        "external_id": "S",
+        "mode": "rail",
+        "distance_km": 500,
+        "mass_tonnes": 20,
+        "carrier_intensity_g_per_tkm": 20,
+        "carrier_intensity_basis": "wtw",
+    },
     {"external_id": "M", "mode": "sea", "distance_km": 5000, "mass_tonnes": 5, "distance_source": "modelled"},
     {
         "external_id": "P",
@@ -36,11 +43,13 @@ TIER_ROWS: list[dict[str, Any]] = [
         "mass_tonnes": 8,
         "fuel_type": "diesel",
         "fuel_amount": 90,
+        "fuel_allocation_share": 1,  # the whole truck: without allocation data fuel is not primary
     },
     {"external_id": "X", "mode": "air", "mass_tonnes": 1},  # no distance: excluded
 ]
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
-EXPECTED_TOTAL = 125.22 + 200.0 + 492.25 + 90 * 3.18183
+# The modelled sea leg is a shortest feasible distance: x 1.15 (GLEC), 28,750 tkm x 19.77 g (16.12 + 3.65).
+EXPECTED_TOTAL = 125.22 + 200.0 + 568.3875 + 90 * 3.18183
 
 
 def db_of(api: Api) -> Any:
@@ -73,7 +82,7 @@ async def test_calculation_happy_path_over_rest(api: Api) -> None:
     assert run["assumptions_snapshot_json"] == {"load_factor": "as declared"}
     assert len(run["rerun_hash"]) == 64
     assert run["total_co2e_kg"] == pytest.approx(EXPECTED_TOTAL)
-    assert run["total_tonne_km"] == pytest.approx(1000 + 10000 + 25000 + 2400)
+    assert run["total_tonne_km"] == pytest.approx(1000 + 10000 + 28750 + 2400)
     assert run["shipment_count"] == 4
     assert run["totals_by_mode_json"]["road"]["shipment_count"] == 2
     assert qa["calculation_run_id"] == run["id"]
@@ -103,9 +112,27 @@ async def test_flagged_rows_and_percentages_sum_to_100(api: Api) -> None:
     rows = [
         {"mode": "road", "distance_km": 0, "mass_tonnes": 3},  # zero distance
         {"mode": "road", "distance_km": 10, "mass_tonnes": 0},  # zero mass
-        {"mode": "road", "distance_km": 10, "mass_tonnes": 1, "carrier_intensity_g_per_tkm": 5000},  # >10x default
-        {"mode": "rail", "distance_km": 10, "mass_tonnes": 1, "carrier_intensity_g_per_tkm": 1},  # <0.1x default
-        {"mode": "sea", "distance_km": 10, "mass_tonnes": 1, "carrier_intensity_g_per_tkm": 15},
+        {
+            "mode": "road",
+            "distance_km": 10,
+            "mass_tonnes": 1,
+            "carrier_intensity_g_per_tkm": 5000,
+            "carrier_intensity_basis": "wtw",
+        },  # >10x default
+        {
+            "mode": "rail",
+            "distance_km": 10,
+            "mass_tonnes": 1,
+            "carrier_intensity_g_per_tkm": 1,
+            "carrier_intensity_basis": "wtw",
+        },  # <0.1x default
+        {
+            "mode": "sea",
+            "distance_km": 10,
+            "mass_tonnes": 1,
+            "carrier_intensity_g_per_tkm": 15,
+            "carrier_intensity_basis": "wtw",
+        },
         {"mode": "rail"},
     ]
     ws = await imported_workspace(api, rows)
@@ -122,8 +149,21 @@ async def test_flagged_rows_and_percentages_sum_to_100(api: Api) -> None:
 
 async def test_thirds_round_to_exactly_100(api: Api) -> None:
     rows = [
-        {"mode": "road", "distance_km": 1, "mass_tonnes": 1, "fuel_type": "diesel", "fuel_amount": 1},
-        {"mode": "road", "distance_km": 1, "mass_tonnes": 1, "carrier_intensity_g_per_tkm": 100},
+        {
+            "mode": "road",
+            "distance_km": 1,
+            "mass_tonnes": 1,
+            "fuel_type": "diesel",
+            "fuel_amount": 1,
+            "vehicle_payload_tonnes": 2,
+        },
+        {
+            "mode": "road",
+            "distance_km": 1,
+            "mass_tonnes": 1,
+            "carrier_intensity_g_per_tkm": 100,
+            "carrier_intensity_basis": "wtw",
+        },
         {"mode": "road", "distance_km": 1, "mass_tonnes": 1},
     ]
     ws = await imported_workspace(api, rows)
@@ -337,16 +377,21 @@ async def test_graphql_errors_match_rest(api: Api, api_b: Api) -> None:
 async def test_worked_example_matches_the_hand_check_in_the_docs(api: Api) -> None:
     """docs/methodology.md checks these totals by hand; a factor or engine change must update both."""
     body = json.loads(EXAMPLE.read_text())  # noqa: ASYNC240 - a small fixture file
-    ws = await create_workspace(api)
+    ws = await create_workspace(api, reporting_period_start="2026-01-01", reporting_period_end="2026-03-31")
     assert (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", body)).status_code == 201
     data = (await calculate(api, ws["id"])).json()["data"]
     run, qa = data["calculation_run"], data["quality_assessment"]
-    assert run["total_co2e_kg"] == pytest.approx(453702.5165, abs=0.001)
-    assert run["total_tonne_km"] == 12757811.0 and run["shipment_count"] == 293
-    assert qa["coverage_score"] == 97.67
-    assert (qa["missing_required_fields_count"], qa["flagged_shipments_count"]) == (3, 1)
+    # Issue 12 changed the method (allocation, distance types, published WTT rows): 453,702.5165 kg
+    # WTW before; docs/methodology.md recomputes the new figures by hand.
+    assert run["total_co2e_kg"] == run["total_co2e_wtw_kg"] == 476012.20514
+    assert run["total_co2e_ttw_kg"] == 384444.154135
+    assert run["total_tonne_km"] == 13465448.1 and run["shipment_count"] == 293
+    assert run["excluded_co2e_kg"] == 7504.709141
+    assert qa["coverage_score"] == 97.67 and qa["coverage_tonne_km_percent"] == 97.75
+    assert (qa["missing_required_fields_count"], qa["flagged_shipments_count"]) == (3, 3)
     percents = [qa[f"{t}_data_percent"] for t in ("primary", "secondary", "default", "modelled")]
-    assert percents == [9.9, 11.6, 72.7, 5.8]
+    assert percents == [8.53, 11.61, 74.06, 5.8]
+    assert (qa["primary_data_share_percent"], qa["primary_data_rows_percent"]) == (1.07, 8.53)
 
 
 RUNS_LIST = """

@@ -39,7 +39,10 @@ LEASE_SECONDS = "1"
 SECRET = "crash-safety-test-secret"
 ROWS: list[dict[str, Any]] = [
     {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},
-    {"external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20, "carrier_intensity_g_per_tkm": 20},
+    {
+        "external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20,
+        "carrier_intensity_g_per_tkm": 20, "carrier_intensity_basis": "wtw",
+    },  # fmt: skip
     {"external_id": "P", "mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel",
      "fuel_amount": 90},
 ]  # fmt: skip
@@ -429,7 +432,7 @@ def test_killed_pack_generation_is_failed_and_its_stored_artifact_unreadable(
     detail = until(one_artifact_stored, "the first artifact to be stored", 15, server.logs)
     assert detail["status"] == "draft" and detail["pack_hash"] is None
     statuses = sorted(a["status"] for a in detail["artifacts"])
-    assert statuses == ["generated"] + ["pending"] * 7, statuses
+    assert statuses == ["generated"] + ["pending"] * 8, statuses
     stored = next(a for a in detail["artifacts"] if a["status"] == "generated")
     # The bug this guards against: a half-generated pack whose files can be downloaded.
     signed = httpx.get(stored["signed_download_url"], timeout=10)

@@ -316,7 +316,7 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
         "quality_assessment": calculated["quality_assessment"],
     }
     for rid in ("pack-v2", "pack-v3", "pack-v4"):
-        assert only(rid, GENERATED)["data"] == {**flow.data(rid), "artifact_count": 8}
+        assert only(rid, GENERATED)["data"] == {**flow.data(rid), "artifact_count": 9}
     assert only("evidence", EVIDENCE)["data"] == flow.data("evidence")
     # Endpoints belong to the organisation, not to a workspace; their secret is never in an event.
     created = only("endpoint-create", EP_CREATED)["data"]

@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import uuid
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -31,9 +32,12 @@ ARTIFACT_FIELDS = {
 }  # fmt: skip
 ROWS: list[dict[str, Any]] = [
     {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},
-    {"external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20, "carrier_intensity_g_per_tkm": 20},
+    {
+        "external_id": "S", "mode": "rail", "distance_km": 500, "mass_tonnes": 20,
+        "carrier_intensity_g_per_tkm": 20, "carrier_intensity_basis": "wtw",
+    },  # fmt: skip
     {"external_id": "P", "mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel",
-     "fuel_amount": 90},
+     "fuel_amount": 90, "vehicle_payload_tonnes": 24},
     {"external_id": "X", "mode": "air", "mass_tonnes": 1},
 ]  # fmt: skip
 
@@ -94,7 +98,7 @@ async def test_generate_pack_over_rest(api: Api) -> None:
     run = detail["latest_calculation_run"]
     assert pack["calculation_run_id"] == run["id"] == meta["calculation_run_id"]
     assert pack["rerun_hash"] == run["rerun_hash"] == meta["rerun_hash"]
-    assert meta["artifact_count"] == 8
+    assert meta["artifact_count"] == 9
     assert meta["superseded_pack_ids"] == [] and meta["supersedes_pack_id"] is None
     for kind in ArtifactType:
         assert pack[f"{kind.value}_url"].startswith("http://testserver/api/v2/artifacts/")
@@ -113,7 +117,7 @@ async def test_pack_detail_and_artifacts(api: Api) -> None:
     assert detail["quality_assessment"]["report_pack_id"] == pack["id"]
     assert [a["artifact_type"] for a in detail["artifacts"]] == [t.value for t in ArtifactType]
     listed = (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]
-    assert len(listed) == 8
+    assert len(listed) == 9
     for artifact in listed:
         assert set(artifact) >= ARTIFACT_FIELDS
         assert artifact["status"] == "generated" and artifact["generated_at"]
@@ -175,9 +179,10 @@ async def test_machine_json_matches_the_run(api: Api) -> None:
     doc = json.loads((await fetch(api, artifacts["machine_json"]["signed_download_url"])).content)
     run = (await api.get(f"/api/v2/packs/{pack['id']}")).json()["data"]["calculation_run"]
     assert doc["calculation_run"]["id"] == run["id"]
-    assert doc["calculation_run"]["total_co2e_kg"] == run["total_co2e_kg"]
+    # machine_json v2 (issue 12): computed figures are exact decimal strings.
+    assert Decimal(doc["calculation_run"]["total_co2e_kg"]) == Decimal(repr(run["total_co2e_kg"]))
     assert [s["external_id"] for s in doc["shipments"]] == ["D", "S", "P", "X"]
-    assert sum(s["co2e_kg"] or 0 for s in doc["shipments"]) == pytest.approx(run["total_co2e_kg"])
+    assert sum(Decimal(s["co2e_kg"] or 0) for s in doc["shipments"]) == Decimal(repr(run["total_co2e_kg"]))
     assert {s["data_tier"] for s in doc["shipments"]} == {"default", "secondary", "primary", None}
     rows = list(csv.DictReader(io.StringIO((await fetch(api, artifacts["shipment_csv"]["signed_download_url"])).text)))
     assert [r["external_id"] for r in rows] == ["D", "S", "P", "X"]
@@ -240,7 +245,7 @@ async def test_rendering_failure_leaves_the_pack_failed(
     assert (await api.get(f"/api/v2/packs/{good['id']}")).json()["data"]["status"] == "generated"
     db = api.http._transport.app.state.db  # type: ignore[attr-defined]
     async with db.read() as session:
-        assert (await session.execute(select(func.count()).select_from(ArtifactContent))).scalar_one() == 8
+        assert (await session.execute(select(func.count()).select_from(ArtifactContent))).scalar_one() == 9
     resp = await api.post(f"/api/v2/packs/{failed_id}/approvals", {"action_type": "requested"})
     assert resp.status_code == 409
 
@@ -312,7 +317,7 @@ async def test_graphql_generate_and_read(api: Api) -> None:
     assert "errors" not in body, body
     result = body["data"]["generatePack"]
     assert result["pack"]["versionNumber"] == 1 and result["pack"]["status"] == "generated"
-    assert result["artifactCount"] == 8 and result["supersededPackIds"] == []
+    assert result["artifactCount"] == 9 and result["supersededPackIds"] == []
     pack_id = result["pack"]["id"]
     body = await api.gql(
         'mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: requested, comment: "go"}) {'
@@ -409,7 +414,7 @@ async def test_pack_relations_cost_the_same_for_one_or_many_workspaces(api: Api)
             body = await api.gql(NESTED_PACKS, {"perPage": per_page})
         assert "errors" not in body, body
         items = body["data"]["workspaces"]["items"]
-        assert len(items) == per_page and all(len(w["packs"][0]["artifacts"]) == 8 for w in items)
+        assert len(items) == per_page and all(len(w["packs"][0]["artifacts"]) == 9 for w in items)
         counts.append(log.count)
     assert counts[0] == counts[1], counts
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidence_gateway.calculation import (
+    Factor,
     FactorSet,
     ShipmentInput,
     calculate,
@@ -18,8 +19,8 @@ from evidence_gateway.models import FuelType, TransportMode
 
 WTW = FactorSet(
     "WTW",
-    {r.key: r.wtw for r in seeded.MODE_FACTORS},
-    {r.key: r.wtw for r in seeded.FUEL_FACTORS},
+    {r.key: Factor(r.ttw, r.wtt) for r in seeded.MODE_FACTORS},
+    {r.key: Factor(r.ttw, r.wtt) for r in seeded.FUEL_FACTORS},
 )
 
 
@@ -49,15 +50,17 @@ def test_tiers_and_totals() -> None:
             row(0),  # default: 1000 tkm * 125.22 g
             row(1, carrier_intensity_g_per_tkm=90.0),  # secondary: 1000 tkm * 90 g
             row(2, distance_source="modelled"),  # modelled
-            row(3, fuel_type="diesel", fuel_amount=100.0),  # primary: 100 l * 3.18183 kg
+            # primary: 100 l * 3.18183 kg (issue 12: fuel is primary only with allocation data)
+            row(3, fuel_type="diesel", fuel_amount=100.0, fuel_allocation_share=1.0),
             row(4, d=None),  # missing
         ],
         WTW,
     )
     assert result.tier_counts == {"primary": 1, "secondary": 1, "default": 1, "modelled": 1}
     assert result.missing_count == 1 and result.usable_count == 4 and result.flagged_count == 0
-    assert result.total_co2e_kg == pytest.approx(125.22 + 90.0 + 125.22 + 318.183)
-    assert result.total_tonne_km == 4000.0
+    # the modelled row is an SFD: 1,050 tkm (x 1.05, issue 12)
+    assert result.total_co2e_kg == pytest.approx(125.22 + 90.0 + 131.481 + 318.183)
+    assert result.total_tonne_km == 4050.0
     assert result.rows[4][2] is False and result.rows[4][3] is None
     assert result.rows[3][6] == pytest.approx(318.183 * 1000 / 1000)
 

@@ -17,6 +17,7 @@ from typing import BinaryIO
 from evidence_gateway.artifacts import (
     audit_trail,
     evidence_register,
+    ileap,
     machine_json,
     methodology_statement,
     quality_report,
@@ -56,6 +57,7 @@ SPECS: dict[ArtifactType, ArtifactSpec] = {
     ArtifactType.evidence_register: _spec(ArtifactType.evidence_register, evidence_register),
     ArtifactType.quality_report: _spec(ArtifactType.quality_report, quality_report),
     ArtifactType.audit_trail: _spec(ArtifactType.audit_trail, audit_trail),
+    ArtifactType.ileap_shipment_footprints: _spec(ArtifactType.ileap_shipment_footprints, ileap),
 }
 assert list(SPECS) == list(ArtifactType)
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 
 class ShipmentLine(NamedTuple):
-    """One shipment row with its computed emissions (CSV, XLSX and JSON list these)."""
+    """One shipment row (as imported) with its computed emissions (CSV, XLSX and JSON list these)."""
 
     import_batch_id: uuid.UUID
     row_index: int
@@ -23,21 +23,48 @@ class ShipmentLine(NamedTuple):
     mode: str | None
     origin: str | None
     destination: str | None
+    shipment_date: date | None
     distance_km: float | None
     distance_source: str | None
+    distance_type: str | None
     mass_tonnes: float | None
     fuel_type: str | None
     fuel_amount: float | None
+    vehicle_payload_tonnes: float | None
+    fuel_allocation_share: float | None
     carrier_intensity_g_per_tkm: float | None
+    carrier_intensity_basis: str | None
+    # computed
     included: bool
     data_tier: str | None
+    data_category: str | None
+    distance_type_used: str | None
+    activity_distance_km: float | None
     tonne_km: float | None
+    allocation_share: float | None
+    co2e_ttw_kg: float | None
+    co2e_wtt_kg: float | None
+    co2e_wtw_kg: float | None
     co2e_kg: float | None
     intensity_g_per_tkm: float | None
+    factor_id: uuid.UUID | None
+    estimated_co2e_ttw_kg: float | None
+    estimated_co2e_wtw_kg: float | None
     flags: str | None
+    method_notes: str | None
+    factor_ref: str | None = None
 
 
 SHIPMENT_COLUMNS: tuple[str, ...] = ShipmentLine._fields
+# Results of the calculation, written with fixed 6 decimals (exact; the engine rounds to them).
+COMPUTED_NUMBERS: frozenset[str] = frozenset(
+    {
+        "activity_distance_km", "tonne_km", "allocation_share", "co2e_ttw_kg", "co2e_wtt_kg", "co2e_wtw_kg",
+        "co2e_kg", "intensity_g_per_tkm", "estimated_co2e_ttw_kg", "estimated_co2e_wtw_kg",
+    }
+)  # fmt: skip
+# Free text a user typed: neutralised in CSV, always a string cell in XLSX.
+USER_TEXT: frozenset[str] = frozenset({"external_id", "origin", "destination"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +92,10 @@ class RunInfo:
     shipment_count: int
     totals_by_mode: dict[str, Any]
     api_key_id: uuid.UUID | None
+    total_co2e_wtw_kg: float | None = None
+    total_co2e_ttw_kg: float | None = None
+    excluded_co2e_kg: float | None = None
+    iso14083: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +111,10 @@ class QualityInfo:
     rules_triggered: list[dict[str, Any]]
     summary_text: str | None
     assessed_at: datetime
+    primary_data_share_percent: float | None = None
+    primary_data_rows_percent: float | None = None
+    coverage_tonne_km_percent: float | None = None
+    excluded_co2e_kg: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +126,14 @@ class FactorInfo:
     ttw_value: float
     source: str
     note: str | None
+    id: uuid.UUID | None = None
+    dataset: str | None = None
+    dataset_version: str | None = None
+    source_row_id: str | None = None
+
+    def ref(self, version_code: str) -> str:
+        """Short, stable name of the factor a shipment result used (version:kind:key)."""
+        return f"{version_code}:{self.kind}:{self.key}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +214,12 @@ class PackData:
     legacy_report: LegacyInfo | None
     evidence: list[EvidenceInfo]
     audit: list[AuditEvent]
+
+    def factor_refs(self) -> dict[uuid.UUID, str]:
+        m = self.methodology
+        if m is None:
+            return {}
+        return {f.id: f.ref(m.factor_version_code) for f in m.factors if f.id is not None}
 
 
 Rows = Iterable[ShipmentLine]

@@ -12,13 +12,15 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from evidence_gateway.artifacts.data import SHIPMENT_COLUMNS, PackData, Rows
+from evidence_gateway.artifacts.data import COMPUTED_NUMBERS, SHIPMENT_COLUMNS, PackData, Rows
+from evidence_gateway.artifacts.text import fixed
 
 CONTENT_TYPE = "application/json"
 SUFFIX = "pack.json"
 NEEDS_ROWS = True
 FORMAT = "evidence-gateway.pack-content"
-FORMAT_VERSION = 1
+# 2: TTW/WTT/WTW and the ISO 14083 fields; computed figures are decimal strings (6 decimals).
+FORMAT_VERSION = 2
 
 _OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
 
@@ -38,13 +40,24 @@ def _plain(obj: Any) -> Any:
     return None if obj is None else dataclasses.asdict(obj)
 
 
+def _exact(value: Any) -> Any:
+    """Every float of the run as its exact decimal string (binary floats print 125.22000000000001)."""
+    if isinstance(value, float):
+        return fixed(value)
+    if isinstance(value, dict):
+        return {k: _exact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_exact(v) for v in value]
+    return value
+
+
 def head(data: PackData) -> dict[str, Any]:
     """The document without its shipment rows (also what tests compare)."""
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "workspace": _plain(data.workspace),
-        "calculation_run": _plain(data.run),
+        "calculation_run": _exact(_plain(data.run)),
         "methodology": _plain(data.methodology),
         "legacy_report": _plain(data.legacy_report),
         "quality_assessment": _plain(data.quality),
@@ -59,9 +72,14 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     out.write(opening[:-1])  # drop the closing brace: the rows follow
     out.write(b',"shipments":[')
     first = True
+    computed = [name in COMPUTED_NUMBERS for name in SHIPMENT_COLUMNS]
     for row in rows:
         if not first:
             out.write(b",")
-        out.write(_dumps(dict(zip(SHIPMENT_COLUMNS, row, strict=True))))
+        values = {
+            name: (None if v is None else fixed(v)) if exact else v
+            for name, v, exact in zip(SHIPMENT_COLUMNS, row, computed, strict=True)
+        }
+        out.write(_dumps(values))
         first = False
     out.write(b"]}")

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import BinaryIO
 
 from evidence_gateway.artifacts.data import PackData, Rows
-from evidence_gateway.artifacts.text import cell, iso, md_table, period
+from evidence_gateway.artifacts.text import cell, fixed, iso, md_table, period
 
 CONTENT_TYPE = "text/markdown; charset=utf-8"
 SUFFIX = "methodology.md"
 NEEDS_ROWS = False
 
-_TIERS = (
-    ("primary", "fuel or energy actually used x fuel factor"),
-    ("secondary", "carrier-specific intensity (g CO2e/tkm) x tonne-km"),
-    ("default", "mode default intensity x tonne-km, measured distance"),
-    ("modelled", "mode default intensity x tonne-km, modelled distance"),
+_CATEGORIES = (
+    ("primary", "fuel or energy actually used x allocation share (mass / vehicle payload, or the carrier's share) "
+     "x fuel factor (TTW and WTT)"),
+    ("secondary, modelled", "carrier-specific intensity (given as WTW or TTW; the other part derived from the "
+     "mode's published ratio) x tonne-km"),
+    ("secondary, default", "published mode default intensity (TTW and WTT) x tonne-km; also fuel rows that carry "
+     "no allocation data"),
+)  # fmt: skip
+_DISTANCES = (
+    ("actual", "used as given (air: divided by 1.08, the uplift DESNZ builds into its per-great-circle factors)"),
+    ("sfd", "x 1.05 road, rail, inland waterway; x 1.15 sea (GLEC distance adjustment); air: as a great circle"),
+    ("gcd", "air: as given; surface modes: adjusted like an SFD and reported (gcd_surface_mode)"),
 )
 
 
@@ -28,11 +36,16 @@ def build(data: PackData) -> str:
         f"- Calculation run: `{run.id}` (completed {iso(run.completed_at) or 'n/a'})",
         f"- Rerun hash: `{run.rerun_hash or 'n/a'}`\n",
         "## Standard\n",
-        "Emissions follow the ISO 14083 / GLEC Framework approach: each shipment's transport "
-        "activity (tonne-km = distance x mass) times an emission intensity, or the fuel or energy "
-        "actually used times a fuel factor. Each shipment uses the best data available, in this order:\n",
-        md_table(["Data tier", "Method"], _TIERS),
-        "Rows missing mode, distance or mass are not calculated; they are counted in the quality report.\n",
+        "Emissions follow ISO 14083:2023 and the GLEC Framework v3: each shipment's transport activity "
+        "(tonne-km = distance on the factor's basis x mass) times an emission intensity, or the fuel or "
+        "energy actually used, allocated to the shipment, times a fuel factor. Every result carries TTW, "
+        "WTT and WTW (= TTW + WTT); the profile picks the headline. Data categories, best first:\n",
+        md_table(["ISO 14083 data category", "Method"], _CATEGORIES),
+        "Distance types and the distance adjustment (activity and intensity on the same basis):\n",
+        md_table(["Distance type", "Adjustment"], _DISTANCES),
+        "Rows missing mode, distance or mass are excluded from the totals and estimated with the mode's "
+        "default factors (missing measures: the mean of the included rows of that mode); the estimate is "
+        "reported in the quality report. Rows dated outside the reporting period stay in and are flagged.\n",
     ]
     if m is not None:
         parts += [
@@ -45,9 +58,22 @@ def build(data: PackData) -> str:
             f"- Published: {iso(m.factor_version_published_on) or 'n/a'}",
             f"- Source: {m.factor_version_source}\n",
             md_table(
-                ["Kind", "Key", "Unit", "WTW", "TTW", "Source", "Note"],
-                ((f.kind, f.key, f.unit, f.wtw_value, f.ttw_value, f.source, f.note) for f in m.factors),
-            ),
+                ["Factor", "Unit", "TTW", "WTT", "WTW", "Dataset", "Version", "Source rows", "Note"],
+                (
+                    (
+                        f.ref(m.factor_version_code),
+                        f.unit,
+                        fixed(f.ttw_value, 5),
+                        fixed(Decimal(repr(f.wtw_value)) - Decimal(repr(f.ttw_value)), 5),
+                        fixed(f.wtw_value, 5),
+                        f.dataset or f.source,
+                        f.dataset_version or "",
+                        f.source_row_id or "",
+                        f.note,
+                    )
+                    for f in m.factors
+                ),
+            ),  # fmt: skip
         ]
     else:
         parts.append("## Methodology profile\n\nThe run names no methodology profile.\n")

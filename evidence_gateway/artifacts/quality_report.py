@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from evidence_gateway.artifacts.data import PackData, Rows
-from evidence_gateway.artifacts.text import iso, md_table, number
+from evidence_gateway.artifacts.text import fixed, iso, md_table, number
 
 CONTENT_TYPE = "text/markdown; charset=utf-8"
 SUFFIX = "quality-report.md"
@@ -31,8 +31,15 @@ def build(data: PackData) -> str:
                 ("Modelled data (%)", number(q.modelled_data_percent, 2)),
                 ("Rows missing required fields", q.missing_required_fields_count),
                 ("Flagged shipments", q.flagged_shipments_count),
+                ("ISO 14083 primary data share, by WTW emissions (%)", number(q.primary_data_share_percent, 2)),
+                ("ISO 14083 primary data share, by usable rows (%)", number(q.primary_data_rows_percent, 2)),
+                ("Coverage by tonne-km (%)", number(q.coverage_tonne_km_percent, 2)),
+                ("Excluded rows, estimated CO2e, headline boundary (kg)", fixed(q.excluded_co2e_kg) or "n/a"),
             ],
         ),
+        "The four tier percentages count usable rows (primary: allocated fuel; secondary: carrier "
+        "intensity; default/modelled: published default with a measured/modelled distance). The ISO "
+        "14083 shares are in the run's summary and the summary PDF.\n",
         "## Rules triggered\n",
     ]
     if q.rules_triggered:

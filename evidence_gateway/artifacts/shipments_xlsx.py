@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, BinaryIO
 
 import xlsxwriter
@@ -20,13 +20,46 @@ _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def _value(value: Any) -> str:
-    return str(value) if isinstance(value, uuid.UUID) else repr(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return repr(value)
+
+
+MODE_HEADER = ["Mode", "CO2e (kg)", "Tonne-km", "Shipments", "CO2e WTW (kg)", "CO2e TTW (kg)", "WTW g/tkm", "TTW g/tkm"]
+MODE_KEYS = (
+    "co2e_kg", "tonne_km", "shipment_count", "co2e_wtw_kg", "co2e_ttw_kg", "intensity_wtw_g_per_tkm",
+    "intensity_ttw_g_per_tkm",
+)  # fmt: skip
+
+
+def _cell(sheet: Any, r: int, c: int, value: Any) -> None:
+    """Numbers as numbers, everything else as a string cell (never a formula)."""
+    if value is None:
+        return
+    if isinstance(value, bool):
+        sheet.write_boolean(r, c, value)
+    elif isinstance(value, int | float):
+        sheet.write_number(r, c, value)
+    else:
+        sheet.write_string(r, c, _value(value) if not isinstance(value, str) else value)
 
 
 def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     created = data.run.completed_at or data.run.created_at or _EPOCH
     with tempfile.TemporaryDirectory(prefix="evidence-xlsx-") as tmp:
-        workbook = xlsxwriter.Workbook(out, {"constant_memory": True, "tmpdir": tmp, "strings_to_numbers": False})
+        # Text is text: no "=..." formula, no URL, no number conversion from anything a user typed.
+        workbook = xlsxwriter.Workbook(
+            out,
+            {
+                "constant_memory": True,
+                "tmpdir": tmp,
+                "strings_to_numbers": False,
+                "strings_to_formulas": False,
+                "strings_to_urls": False,
+            },
+        )
         workbook.set_properties(
             {
                 "title": f"Shipment emissions: {data.workspace.name}",
@@ -52,6 +85,9 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
                 ("Run completed at", iso(data.run.completed_at)),
                 ("Rerun hash", data.run.rerun_hash),
                 ("Total CO2e (kg)", data.run.total_co2e_kg),
+                ("Total CO2e WTW (kg)", data.run.total_co2e_wtw_kg),
+                ("Total CO2e TTW (kg)", data.run.total_co2e_ttw_kg),
+                ("Excluded rows, estimated CO2e (kg)", data.run.excluded_co2e_kg),
                 ("Total tonne-km", data.run.total_tonne_km),
                 ("Shipments used", data.run.shipment_count),
             ]
@@ -59,14 +95,14 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
             summary.set_column(1, 3, 20)
             for r, (label, value) in enumerate(facts):
                 summary.write_string(r, 0, label, bold)
-                if value is not None:
-                    summary.write(r, 1, value)
+                _cell(summary, r, 1, value)
             r = len(facts) + 1
-            summary.write_row(r, 0, ["Mode", "CO2e (kg)", "Tonne-km", "Shipments"], bold)
+            summary.write_row(r, 0, MODE_HEADER, bold)
             for mode, totals in sorted(data.run.totals_by_mode.items()):
                 r += 1
                 summary.write_string(r, 0, mode)
-                summary.write_row(r, 1, [totals.get("co2e_kg"), totals.get("tonne_km"), totals.get("shipment_count")])
+                for c, key in enumerate(MODE_KEYS, start=1):
+                    _cell(summary, r, c, totals.get(key))
 
             sheet = workbook.add_worksheet("Shipments")
             sheet.write_row(0, 0, SHIPMENT_COLUMNS, bold)

@@ -158,8 +158,89 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
             story.append(_p(q.summary_text, s["body"]))
     else:
         story.append(_p("No quality assessment was stored for this run.", s["body"]))
+    story += [Spacer(1, 4 * mm), *iso14083_report(data, s)]
     story += [
         Spacer(1, 4 * mm),
         _p(f"Evidence items registered: {len(data.evidence)}. Audit trail events: {len(data.audit)}.", s["body"]),
     ]
     doc.build(story)
+
+
+_CATEGORY_NAMES = {
+    "primary": "Primary (fuel/energy used, allocated)",
+    "secondary_modelled": "Secondary, modelled (carrier intensity)",
+    "secondary_default": "Secondary, default (published factor)",
+}
+
+
+def iso14083_report(data: PackData, s: dict[str, ParagraphStyle]) -> list[Any]:
+    """ISO 14083 short report (clause 14 of the standard): both boundaries and intensities per mode,
+    distance types, data categories, exclusions and the factor sources."""
+    run, iso, m = data.run, data.run.iso14083, data.methodology
+    out: list[Any] = [_p("ISO 14083 short report", s["h2"])]
+    if not iso:
+        return [*out, _p("This run predates the ISO 14083 summary (or used a legacy report).", s["body"])]
+    out.append(
+        _p(
+            f"Totals: WTW {number(run.total_co2e_wtw_kg)} kg CO2e, TTW {number(run.total_co2e_ttw_kg)} kg CO2e "
+            f"over {number(run.total_tonne_km)} tonne-km; headline boundary {iso.get('headline_boundary')}.",
+            s["body"],
+        )
+    )
+    modes = [["Mode", "WTW kg", "TTW kg", "Tonne-km", "WTW g/tkm", "TTW g/tkm"]]
+    for mode, t in sorted(run.totals_by_mode.items()):
+        modes.append(
+            [
+                mode, number(t.get("co2e_wtw_kg")), number(t.get("co2e_ttw_kg")), number(t.get("tonne_km")),
+                number(t.get("intensity_wtw_g_per_tkm"), 2), number(t.get("intensity_ttw_g_per_tkm"), 2),
+            ]
+        )  # fmt: skip
+    out += [_table(modes, s["body"], [30 * mm, 30 * mm, 30 * mm, 30 * mm, 25 * mm, 25 * mm]), Spacer(1, 2 * mm)]
+    cats = [["Data category", "Rows", "WTW kg", "Tonne-km"]]
+    for key, c in (iso.get("data_categories") or {}).items():
+        cats.append(
+            [_CATEGORY_NAMES.get(key, key), str(c.get("rows")), number(c.get("co2e_wtw_kg")), number(c.get("tonne_km"))]
+        )
+    share = iso.get("primary_data_share") or {}
+    out += [
+        _table(cats, s["body"], [70 * mm, 20 * mm, 40 * mm, 40 * mm]),
+        _p(
+            f"Primary data share: {number(share.get('by_emissions_wtw_percent'), 2)} % of WTW emissions, "
+            f"{number(share.get('by_rows_percent'), 2)} % of usable rows. Coverage: "
+            f"{number(data.quality.coverage_score, 2) if data.quality else 'n/a'} % of declared rows, "
+            f"{number(iso.get('coverage_tonne_km_percent'), 2)} % of tonne-km.",
+            s["body"],
+        ),
+        Spacer(1, 2 * mm),
+    ]
+    dists = [["Distance type", "Rows", "Tonne-km (factor basis)"]]
+    for key, d in (iso.get("distance_types") or {}).items():
+        dists.append([key, str(d.get("rows")), number(d.get("tonne_km"))])
+    out += [
+        _table(dists, s["body"], [50 * mm, 20 * mm, 50 * mm]),
+        _p(
+            "Distance adjustment: SFD x 1.05 (road, rail, inland waterway) and x 1.15 (sea) per GLEC; air factors "
+            "are per great-circle km with the DESNZ 8 % uplift included, so an actual flight distance is divided "
+            "by 1.08.",
+            s["body"],
+        ),
+    ]
+    ex = iso.get("excluded") or {}
+    out.append(
+        _p(
+            f"Exclusions: {ex.get('rows', 0)} row(s) without mode, distance or mass, estimated with default "
+            f"factors at {number(ex.get('co2e_wtw_kg'))} kg CO2e WTW / {number(ex.get('co2e_ttw_kg'))} kg TTW "
+            "(reported, not in the totals).",
+            s["body"],
+        )
+    )
+    if m is not None:
+        sources = sorted({f"{f.dataset} ({f.dataset_version})" for f in m.factors if f.dataset})
+        out.append(
+            _p(
+                f"Factor sources: {'; '.join(sources) or m.factor_version_source} - version {m.factor_version_code}; "
+                "each factor's source rows are listed in the methodology statement.",
+                s["body"],
+            )
+        )
+    return out

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any, BinaryIO
 
 
@@ -35,6 +36,38 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def fixed(value: float | int | Decimal | None, places: int = 6) -> str:
+    """Exact fixed-point text of a computed figure ("125.220000", never 125.22000000000001).
+
+    The engine rounds every figure to 6 decimals and stores that; the shortest round-trip
+    spelling of the stored float is that decimal, so this prints it exactly.
+    """
+    if value is None:
+        return ""
+    exact = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else value)
+    return f"{exact.quantize(Decimal(1).scaleb(-places)):f}"
+
+
+def decimal_string(value: float | int | Decimal | None, places: int = 6) -> str | None:
+    """A JSON decimal string (iLEAP ``Decimal``: digits, optional fraction, no exponent), trailing
+    zeros dropped: 36.801000 -> "36.801", 87.000000 -> "87"."""
+    if value is None:
+        return None
+    text = fixed(value, places)
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+# OWASP CSV injection: a cell a spreadsheet would evaluate starts with one of these.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutral(text: str) -> str:
+    """User text for a CSV cell: a leading apostrophe keeps it text in Excel/LibreOffice/Sheets."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def number(value: float | int | None, digits: int = 3) -> str:
     """Human figure for the PDF and Markdown: thousands separators, fixed decimals."""
     if value is None:
@@ -54,12 +87,12 @@ def text_out(out: BinaryIO) -> Iterator[io.TextIOWrapper]:
 
 
 def write_csv(out: BinaryIO, header: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:
-    """RFC 4180 CSV (CRLF line ends), UTF-8 without BOM."""
+    """RFC 4180 CSV (CRLF line ends), UTF-8 without BOM; text cells neutralised against formulas."""
     with text_out(out) as text:
         writer = csv.writer(text, lineterminator="\r\n")
         writer.writerow(list(header))
         for row in rows:
-            writer.writerow([cell(v) for v in row])
+            writer.writerow([neutral(v) if isinstance(v, str) else cell(v) for v in row])
 
 
 def md_cell(value: Any) -> str:

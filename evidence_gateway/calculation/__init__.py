@@ -3,7 +3,9 @@
 from evidence_gateway.calculation.engine import (
     ENGINE_VERSION,
     EngineResult,
+    Factor,
     FactorSet,
+    RowResult,
     ShipmentInput,
     calculate,
     largest_remainder_percentages,
@@ -13,7 +15,9 @@ from evidence_gateway.calculation.hashing import canonical_json, rerun_hash
 __all__ = [
     "ENGINE_VERSION",
     "EngineResult",
+    "Factor",
     "FactorSet",
+    "RowResult",
     "ShipmentInput",
     "calculate",
     "canonical_json",

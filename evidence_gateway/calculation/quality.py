@@ -12,6 +12,14 @@ MISSING_FLAG = "missing_required_fields"
 ZERO_DISTANCE = "zero_distance"
 ZERO_MASS = "zero_mass"
 INTENSITY_OUT_OF_RANGE = "carrier_intensity_out_of_range"
+OUTSIDE_PERIOD = "outside_reporting_period"
+PAYLOAD_BELOW_MASS = "payload_below_mass"
+# Method notes (not implausibilities): counted in rules, not in flagged_shipments_count.
+FUEL_NOT_ALLOCATED = "fuel_not_allocated"
+TTW_DERIVED = "carrier_ttw_derived"
+WTT_DERIVED = "carrier_wtt_derived"
+DISTANCE_ADJUSTED = "distance_adjusted"
+GCD_SURFACE_MODE = "gcd_surface_mode"
 LOW_COVERAGE_BELOW = 80.0
 
 
@@ -26,6 +34,10 @@ class Assessment:
     flagged_shipments_count: int
     rules_triggered_json: list[dict[str, Any]]
     summary_text: str
+    primary_data_share_percent: float | None = None
+    primary_data_rows_percent: float | None = None
+    coverage_tonne_km_percent: float | None = None
+    excluded_co2e_kg: float | None = None
 
 
 def rule(rule_id: str, severity: str, count: int, message: str) -> dict[str, Any]:
@@ -62,24 +74,52 @@ def assess_rows(
                 "are not loaded, so they cannot be calculated",
             )
         )
+    excluded = result.iso14083.get("excluded", {})
     if result.missing_count:
+        estimate = (
+            f"; estimated with default factors at {excluded.get('co2e_wtw_kg')} kg CO2e WTW "
+            f"({excluded.get('co2e_ttw_kg')} kg TTW), reported apart from the totals"
+            if excluded.get("estimated")
+            else "; no included rows to estimate them from"
+        )
         rules.append(
             rule(
                 MISSING_FLAG,
                 "error",
                 result.missing_count,
-                "rows without mode, distance_km or mass_tonnes are excluded from the totals",
+                "rows without mode, distance_km or mass_tonnes are excluded from the totals" + estimate,
             )
         )
     flag_text = {
         ZERO_DISTANCE: "rows with a zero distance (no tonne-km)",
         ZERO_MASS: "rows with a zero mass (no tonne-km)",
-        INTENSITY_OUT_OF_RANGE: "carrier intensities more than 10x above or below the mode default; "
-        "the mode default was used instead",
+        INTENSITY_OUT_OF_RANGE: "carrier intensities more than 10x above or below the mode default on the same "
+        "boundary; the mode default was used instead",
+        OUTSIDE_PERIOD: "rows whose shipment_date lies outside the workspace's reporting period (still counted)",
+        PAYLOAD_BELOW_MASS: "rows whose vehicle_payload_tonnes is below their own mass; the fuel cannot be "
+        "allocated and the mode default was used",
     }
     for flag, text in flag_text.items():
         if result.flag_counts.get(flag):
             rules.append(rule(flag, "warning", result.flag_counts[flag], text))
+    note_text = {
+        FUEL_NOT_ALLOCATED: (
+            "warning",
+            "rows with fuel but neither vehicle_payload_tonnes nor fuel_allocation_share (or zero tonne-km): "
+            "a vehicle's fuel cannot be charged to one shipment, so the mode default intensity was used",
+        ),
+        TTW_DERIVED: ("info", "carrier intensities given as WTW: the TTW part is derived from the mode's "
+                      "published TTW/WTW ratio"),
+        WTT_DERIVED: ("info", "carrier intensities given as TTW: the WTT part is derived from the mode's "
+                      "published WTT/TTW ratio"),
+        DISTANCE_ADJUSTED: ("info", "distances brought to the factor's basis (GLEC distance adjustment for SFD, "
+                            "the DESNZ 8 % air uplift for actual flight distances)"),
+        GCD_SURFACE_MODE: ("warning", "great-circle distances on surface modes, adjusted like a shortest "
+                           "feasible distance"),
+    }  # fmt: skip
+    for note, (severity, text) in note_text.items():
+        if result.note_counts.get(note):
+            rules.append(rule(note, severity, result.note_counts[note], text))
     if cov < LOW_COVERAGE_BELOW:
         rules.append(
             rule(
@@ -95,9 +135,11 @@ def assess_rows(
         )
     if result.tier_counts["modelled"]:
         rules.append(rule("modelled_distance", "info", result.tier_counts["modelled"], "rows with a modelled distance"))
+    share = result.iso14083.get("primary_data_share", {})
     summary = (
         f"{result.usable_count} of {declared_rows} declared row(s) usable (coverage {cov:.2f}%); "
-        f"{result.total_co2e_kg:.3f} kg CO2e ({boundary}) over {result.total_tonne_km:.3f} tonne-km; "
+        f"{result.total_co2e_kg:.3f} kg CO2e ({boundary}) over {result.total_tonne_km:.3f} tonne-km "
+        f"(WTW {result.total_co2e_wtw_kg:.3f} kg, TTW {result.total_co2e_ttw_kg:.3f} kg); "
         f"{result.missing_count} row(s) missing required fields, {result.flagged_count} flagged."
     )
     return Assessment(
@@ -110,6 +152,10 @@ def assess_rows(
         flagged_shipments_count=result.flagged_count,
         rules_triggered_json=rules,
         summary_text=summary,
+        primary_data_share_percent=share.get("by_emissions_wtw_percent"),
+        primary_data_rows_percent=share.get("by_rows_percent"),
+        coverage_tonne_km_percent=result.iso14083.get("coverage_tonne_km_percent"),
+        excluded_co2e_kg=result.excluded_co2e_kg,
     )
 
 

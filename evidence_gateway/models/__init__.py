@@ -27,8 +27,10 @@ from evidence_gateway.models.packs import (
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
+    DistanceType,
     FuelType,
     ImportBatch,
+    IntensityBasis,
     Shipment,
     TransportMode,
     Workspace,
@@ -47,6 +49,7 @@ __all__ = [
     "DataQualityAssessment",
     "DataTier",
     "DistanceSource",
+    "DistanceType",
     "EmissionFactor",
     "Event",
     "EventCounter",
@@ -54,6 +57,7 @@ __all__ = [
     "EvidenceType",
     "FactorVersion",
     "FuelType",
+    "IntensityBasis",
     "IdempotencyRecord",
     "ImportBatch",
     "LegacyReport",

@@ -7,7 +7,7 @@ import uuid
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Index, UniqueConstraint, false
+from sqlalchemy import JSON, Column, Index, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.models.base import created_field, id_field, json_field, org_fk
@@ -57,6 +57,10 @@ class EmissionFactor(SQLModel, table=True):
     ttw_value: float = Field(nullable=False)
     source: str = Field(max_length=500, nullable=False)
     note: str | None = Field(default=None, max_length=500)
+    # Which published rows the values are (NULL for factors seeded before issue 12).
+    dataset: str | None = Field(default=None, max_length=200)
+    dataset_version: str | None = Field(default=None, max_length=64)
+    source_row_id: str | None = Field(default=None, max_length=500)
 
 
 class MethodologyProfile(SQLModel, table=True):
@@ -95,6 +99,12 @@ class CalculationRun(SQLModel, table=True):
     total_tonne_km: float | None = None
     shipment_count: int = Field(default=0, nullable=False)
     totals_by_mode_json: dict[str, Any] = json_field()
+    # Both boundaries, whatever the headline; the ISO 14083 summary (categories, distances,
+    # exclusions, shares). NULL/{} for runs made before issue 12.
+    total_co2e_wtw_kg: float | None = None
+    total_co2e_ttw_kg: float | None = None
+    excluded_co2e_kg: float | None = None
+    iso14083_json: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     error_message: str | None = Field(default=None, max_length=2000)
     # The acting key, for the audit trail.
     api_key_id: uuid.UUID | None = Field(default=None, foreign_key="api_key.id")
@@ -128,6 +138,12 @@ class DataQualityAssessment(SQLModel, table=True):
     rules_triggered_json: list[dict[str, Any]] = json_field(default_factory=list)
     summary_text: str | None = Field(default=None, max_length=4000)
     assessed_at: datetime = created_field()
+    # ISO 14083 figures (NULL before issue 12): primary data share by emissions (iLEAP/PACT
+    # primaryDataShare) and by rows, coverage by tonne-km, and the estimate of excluded rows.
+    primary_data_share_percent: float | None = None
+    primary_data_rows_percent: float | None = None
+    coverage_tonne_km_percent: float | None = None
+    excluded_co2e_kg: float | None = None
 
 
 class ShipmentEmission(SQLModel, table=True):
@@ -147,3 +163,16 @@ class ShipmentEmission(SQLModel, table=True):
     co2e_kg: float | None = None
     intensity_g_per_tkm: float | None = None
     flags: str | None = Field(default=None, max_length=500)
+    # Issue 12: both boundaries, the ISO 14083 data category, the distance basis, the allocation
+    # and the factor used; excluded rows carry an estimate instead of co2e.
+    co2e_ttw_kg: float | None = None
+    co2e_wtt_kg: float | None = None
+    co2e_wtw_kg: float | None = None
+    data_category: str | None = Field(default=None, max_length=24)
+    distance_type: str | None = Field(default=None, max_length=8)
+    activity_distance_km: float | None = None
+    allocation_share: float | None = None
+    factor_id: uuid.UUID | None = None
+    estimated_co2e_ttw_kg: float | None = None
+    estimated_co2e_wtw_kg: float | None = None
+    method_notes: str | None = Field(default=None, max_length=500)

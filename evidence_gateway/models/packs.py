@@ -1,4 +1,4 @@
-"""Versioned evidence packs, their eight artifacts (content in the database), approvals."""
+"""Versioned evidence packs, their nine artifacts (content in the database), approvals."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ class ArtifactType(enum.StrEnum):
     evidence_register = "evidence_register"
     quality_report = "quality_report"
     audit_trail = "audit_trail"
+    ileap_shipment_footprints = "ileap_shipment_footprints"
 
 
 class ArtifactStatus(enum.StrEnum):

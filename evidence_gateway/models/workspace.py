@@ -49,6 +49,21 @@ class DistanceSource(enum.StrEnum):
     modelled = "modelled"
 
 
+class DistanceType(enum.StrEnum):
+    """GLEC / iLEAP distance types: actual route, shortest feasible distance, great circle distance."""
+
+    actual = "actual"
+    sfd = "sfd"
+    gcd = "gcd"
+
+
+class IntensityBasis(enum.StrEnum):
+    """The boundary a carrier-specific intensity is reported on."""
+
+    wtw = "wtw"
+    ttw = "ttw"
+
+
 class Workspace(SQLModel, table=True):
     __table_args__ = (Index("ix_workspace_org_created", "org_id", "created_at", "id"),)
 
@@ -109,3 +124,9 @@ class Shipment(SQLModel, table=True):
     fuel_amount: float | None = None
     carrier_intensity_g_per_tkm: float | None = None
     distance_source: str = Field(default=DistanceSource.measured.value, max_length=16, nullable=False)
+    # Method inputs (issue 12); all optional, so rows imported before them still read.
+    carrier_intensity_basis: str | None = Field(default=None, max_length=8)
+    vehicle_payload_tonnes: float | None = None
+    fuel_allocation_share: float | None = None
+    distance_type: str | None = Field(default=None, max_length=8)
+    shipment_date: date | None = None

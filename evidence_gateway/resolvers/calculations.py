@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import date
 from functools import partial
 from typing import Any
 
@@ -21,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway import checkpoints
-from evidence_gateway.calculation import ENGINE_VERSION, ShipmentInput, calculate, rerun_hash
+from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
 from evidence_gateway.errors import Conflict, InternalError, NotFound
 from evidence_gateway.events import EventType
@@ -206,7 +207,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         "methodology_profile_id": str(profile.id),
         "boundary": factor_set.boundary,
         "factor_version_id": str(profile.factor_version_id),
-        "factors": {"mode": factor_set.mode_g_per_tkm, "fuel": factor_set.fuel_kg_per_unit},
+        "factors": factor_set.canonical(),
         "assumptions_snapshot": run.assumptions_snapshot_json,
         "imports": [{k: getattr(b, k) for k in _IMPORT_META} for b in imports],
         "rows": [list(r[1:]) for r in rows],
@@ -216,7 +217,8 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     now = utcnow()
     result = None
     if imports:
-        result = calculate(rows, factor_set)
+        period = (workspace.reporting_period_start, workspace.reporting_period_end)
+        result = calculate(rows, factor_set, period)
         without_rows = [b for b in imports if b.shipment_count == 0]
         assessment_values = q.assess_rows(
             result,
@@ -230,6 +232,10 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
             total_tonne_km=result.total_tonne_km,
             shipment_count=result.usable_count,
             totals_by_mode_json=result.totals_by_mode,
+            total_co2e_wtw_kg=result.total_co2e_wtw_kg,
+            total_co2e_ttw_kg=result.total_co2e_ttw_kg,
+            excluded_co2e_kg=result.excluded_co2e_kg,
+            iso14083_json=result.iso14083,
         )
     else:
         if chosen is None:
@@ -260,6 +266,10 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         rules_triggered_json=assessment_values.rules_triggered_json,
         summary_text=assessment_values.summary_text,
         assessed_at=now,
+        primary_data_share_percent=assessment_values.primary_data_share_percent,
+        primary_data_rows_percent=assessment_values.primary_data_rows_percent,
+        coverage_tonne_km_percent=assessment_values.coverage_tonne_km_percent,
+        excluded_co2e_kg=assessment_values.excluded_co2e_kg,
     )
     await checkpoints.reached(checkpoints.CALCULATION_COMPUTED, ctx.settings.pause_at)
     async with unit_of_work(ctx) as uow:
@@ -336,14 +346,18 @@ def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
 # connection, so the same transaction as the rest of the run.
 _ROW_SQL = (
     "SELECT s.id, s.row_index, s.mode, s.distance_km, s.mass_tonnes, s.fuel_type, s.fuel_amount, "
-    "s.carrier_intensity_g_per_tkm, s.distance_source FROM shipment s "
+    "s.carrier_intensity_g_per_tkm, s.distance_source, s.carrier_intensity_basis, s.vehicle_payload_tonnes, "
+    "s.fuel_allocation_share, s.distance_type, s.shipment_date FROM shipment s "
     "JOIN import_batch b ON b.id = s.import_batch_id "
     "WHERE s.workspace_id = {p1} AND s.org_id = {p2} ORDER BY b.created_at, b.id, s.row_index"
 )
 _EMISSION_COLUMNS = (
     "id", "calculation_run_id", "shipment_id", "org_id", "row_index", "included", "data_tier", "tonne_km",
-    "co2e_kg", "intensity_g_per_tkm", "flags",
+    "co2e_kg", "intensity_g_per_tkm", "flags", "co2e_ttw_kg", "co2e_wtt_kg", "co2e_wtw_kg", "data_category",
+    "distance_type", "activity_distance_km", "allocation_share", "factor_id", "estimated_co2e_ttw_kg",
+    "estimated_co2e_wtw_kg", "method_notes",
 )  # fmt: skip
+_FACTOR_AT = RowResult._fields.index("factor_id")
 
 
 async def _driver(session: AsyncSession) -> Any:
@@ -361,6 +375,9 @@ async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -
         await cursor.close()
     else:
         fetched = await driver.fetch(_ROW_SQL.format(p1="$1", p2="$2"), workspace_id, ctx.org_id)
+    if ctx.db.is_sqlite:
+        # sqlite3 hands back the DATE column as text; the engine compares dates.
+        return [ShipmentInput(*r[:-1], date.fromisoformat(r[-1]) if r[-1] else None) for r in fetched]
     return [ShipmentInput(*r) for r in fetched]
 
 
@@ -372,15 +389,18 @@ async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, 
             f"INSERT INTO shipment_emission ({', '.join(_EMISSION_COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(_EMISSION_COLUMNS))})"
         )
-        run_hex, org_hex = run_id.hex, ctx.org_id.hex
+        run_hex, org_hex, at = run_id.hex, ctx.org_id.hex, _FACTOR_AT
         for start in range(0, len(rows), INSERT_CHUNK):
             await driver.executemany(
                 sql,
                 [
-                    (uuid.uuid4().hex, run_hex, r[0], org_hex, r[1], 1 if r[2] else 0, *r[3:])
+                    (
+                        uuid.uuid4().hex, run_hex, r[0], org_hex, r[1], 1 if r[2] else 0, *r[3:at],
+                        r[at].hex if r[at] is not None else None, *r[at + 1 :],
+                    )
                     for r in rows[start : start + INSERT_CHUNK]
                 ],
-            )
+            )  # fmt: skip
         return
     org_id = ctx.org_id
     for start in range(0, len(rows), INSERT_CHUNK):

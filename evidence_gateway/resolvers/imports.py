@@ -5,17 +5,26 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 from sqlalchemy import insert, select
 from sqlmodel import col
 
 from evidence_gateway.errors import NotFound
 from evidence_gateway.events import EventType
-from evidence_gateway.models import DistanceSource, FuelType, ImportBatch, Shipment, TransportMode, WorkspaceStatus
+from evidence_gateway.models import (
+    DistanceSource,
+    DistanceType,
+    FuelType,
+    ImportBatch,
+    IntensityBasis,
+    Shipment,
+    TransportMode,
+    WorkspaceStatus,
+)
 from evidence_gateway.representation import import_batch_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.validation import ShortText, StrictInput, WholeNumber, parse, parse_id
+from evidence_gateway.resolvers.validation import IsoDate, ShortText, StrictInput, WholeNumber, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
@@ -24,6 +33,8 @@ from evidence_gateway.uow import unit_of_work
 ModeName = Literal[tuple(m.value for m in TransportMode)]  # type: ignore[valid-type]
 FuelName = Literal[tuple(f.value for f in FuelType)]  # type: ignore[valid-type]
 DistanceSourceName = Literal[tuple(d.value for d in DistanceSource)]  # type: ignore[valid-type]
+DistanceTypeName = Literal[tuple(d.value for d in DistanceType)]  # type: ignore[valid-type]
+BasisName = Literal[tuple(b.value for b in IntensityBasis)]  # type: ignore[valid-type]
 # Upper bounds keep every product finite and catch unit mistakes (metres for km, kg for t):
 # no leg is longer than 50,000 km, no consignment heavier than 1,000,000 t.
 DistanceKm = Annotated[float, Field(ge=0, le=50_000, allow_inf_nan=False)]
@@ -31,6 +42,8 @@ MassTonnes = Annotated[float, Field(ge=0, le=1_000_000, allow_inf_nan=False)]
 FuelAmount = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
 Intensity = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
 Label = Annotated[str, Field(max_length=200)]
+PayloadTonnes = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
+Share = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 
 INSERT_CHUNK = 5_000
 
@@ -48,6 +61,34 @@ class ShipmentRow(StrictInput):
     fuel_amount: FuelAmount | None = None
     carrier_intensity_g_per_tkm: Intensity | None = None
     distance_source: DistanceSourceName = DistanceSource.measured.value  # type: ignore[valid-type]
+    # Issue 12 (docs/methodology.md). Declared after the fields they depend on: a field
+    # validator sees the fields before it, and the error names the field itself.
+    carrier_intensity_basis: BasisName | None = Field(default=None, validate_default=True)  # type: ignore[valid-type]
+    vehicle_payload_tonnes: PayloadTonnes | None = Field(default=None, validate_default=True)
+    fuel_allocation_share: Share | None = Field(default=None, validate_default=True)
+    distance_type: DistanceTypeName | None = None  # type: ignore[valid-type]
+    shipment_date: IsoDate | None = None
+
+    @field_validator("carrier_intensity_basis")
+    @classmethod
+    def _basis_with_intensity(cls, value: str | None, info: ValidationInfo) -> str | None:
+        has_intensity = info.data.get("carrier_intensity_g_per_tkm") is not None
+        if has_intensity and value is None:
+            raise ValueError("required with carrier_intensity_g_per_tkm: wtw or ttw")
+        if value is not None and not has_intensity and "carrier_intensity_g_per_tkm" in info.data:
+            raise ValueError("only allowed with carrier_intensity_g_per_tkm")
+        return value
+
+    @field_validator("vehicle_payload_tonnes", "fuel_allocation_share")
+    @classmethod
+    def _allocation_with_fuel(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return value
+        if "fuel_amount" in info.data and (info.data.get("fuel_amount") is None or info.data.get("fuel_type") is None):
+            raise ValueError("only allowed with fuel_type and fuel_amount (it allocates that fuel)")
+        if info.field_name == "fuel_allocation_share" and info.data.get("vehicle_payload_tonnes") is not None:
+            raise ValueError("give vehicle_payload_tonnes or fuel_allocation_share, not both")
+        return value
 
 
 class ImportCreate(StrictInput):

@@ -9,7 +9,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.calculation import FactorSet
+from evidence_gateway.calculation import Factor, FactorSet
+from evidence_gateway.calculation.engine import dec
 from evidence_gateway.calculation.factors import DEFAULT_PROFILE_ID
 from evidence_gateway.errors import InternalError
 from evidence_gateway.models import EmissionFactor, MethodologyProfile
@@ -48,18 +49,20 @@ async def resolve_profile(session: AsyncSession, profile_id: Any) -> Methodology
 
 
 async def load_factor_set(session: AsyncSession, profile: MethodologyProfile) -> FactorSet:
+    """Both columns of every factor of the profile's version, as the decimals that were seeded."""
     rows = await session.execute(
         select(
+            col(EmissionFactor.id),
             col(EmissionFactor.kind),
             col(EmissionFactor.key),
             col(EmissionFactor.wtw_value),
             col(EmissionFactor.ttw_value),
         ).where(col(EmissionFactor.factor_version_id) == profile.factor_version_id)
     )
-    wtw = profile.boundary.upper() == "WTW"
-    modes: dict[str, float] = {}
-    fuels: dict[str, float] = {}
-    for kind, key, wtw_value, ttw_value in rows:
+    modes: dict[str, Factor] = {}
+    fuels: dict[str, Factor] = {}
+    for factor_id, kind, key, wtw_value, ttw_value in rows:
         target = modes if kind == "mode" else fuels
-        target[key] = float(wtw_value if wtw else ttw_value)
-    return FactorSet(boundary="WTW" if wtw else "TTW", mode_g_per_tkm=modes, fuel_kg_per_unit=fuels)
+        ttw = dec(ttw_value)
+        target[key] = Factor(ttw=ttw, wtt=dec(wtw_value) - ttw, id=factor_id)
+    return FactorSet(boundary="WTW" if profile.boundary.upper() == "WTW" else "TTW", modes=modes, fuels=fuels)

@@ -52,7 +52,7 @@ class RenderAborted(Exception):
 async def render_and_store(
     ctx: Ctx, data: PackData, batch_ids: list[uuid.UUID], artifacts: dict[str, PackArtifact]
 ) -> dict[str, str]:
-    """Render all eight artifacts, store each; returns content SHA-256 by artifact type."""
+    """Render all nine artifacts, store each; returns content SHA-256 by artifact type."""
     row_specs = [s for s in SPECS.values() if s.needs_rows]
     files = await _render_row_artifacts(ctx, data, batch_ids, row_specs)
     hashes: dict[str, str] = {}
@@ -91,7 +91,7 @@ async def _render_row_artifacts(
 
     def produce() -> None:
         try:
-            for page in _pages(loop, ctx, data.run.id, batch_ids):
+            for page in _pages(loop, ctx, data.run.id, batch_ids, data.factor_refs()):
                 for i in range(len(queues)):
                     put(i, page)
             for i in range(len(queues)):
@@ -206,13 +206,17 @@ async def _store(ctx: Ctx, artifact: PackArtifact, out: IO[bytes], digest: str) 
 
 
 def _pages(
-    loop: asyncio.AbstractEventLoop, ctx: Ctx, run_id: uuid.UUID, batch_ids: list[uuid.UUID]
+    loop: asyncio.AbstractEventLoop,
+    ctx: Ctx,
+    run_id: uuid.UUID,
+    batch_ids: list[uuid.UUID],
+    refs: dict[uuid.UUID, str],
 ) -> Iterator[list[ShipmentLine]]:
     """Runs in the producer thread: pages of rows from the event loop's database, in import order."""
     for batch_id in batch_ids:
         after = -1
         while True:
-            page = asyncio.run_coroutine_threadsafe(_row_page(ctx, run_id, batch_id, after), loop).result()
+            page = asyncio.run_coroutine_threadsafe(_row_page(ctx, run_id, batch_id, after, refs), loop).result()
             if page:
                 yield page
             if len(page) < ROW_CHUNK:
@@ -227,22 +231,40 @@ _ROW_COLUMNS = (
     Shipment.mode,
     Shipment.origin,
     Shipment.destination,
+    Shipment.shipment_date,
     Shipment.distance_km,
     Shipment.distance_source,
+    Shipment.distance_type,
     Shipment.mass_tonnes,
     Shipment.fuel_type,
     Shipment.fuel_amount,
+    Shipment.vehicle_payload_tonnes,
+    Shipment.fuel_allocation_share,
     Shipment.carrier_intensity_g_per_tkm,
+    Shipment.carrier_intensity_basis,
     ShipmentEmission.included,
     ShipmentEmission.data_tier,
+    ShipmentEmission.data_category,
+    ShipmentEmission.distance_type,
+    ShipmentEmission.activity_distance_km,
     ShipmentEmission.tonne_km,
+    ShipmentEmission.allocation_share,
+    ShipmentEmission.co2e_ttw_kg,
+    ShipmentEmission.co2e_wtt_kg,
+    ShipmentEmission.co2e_wtw_kg,
     ShipmentEmission.co2e_kg,
     ShipmentEmission.intensity_g_per_tkm,
+    ShipmentEmission.factor_id,
+    ShipmentEmission.estimated_co2e_ttw_kg,
+    ShipmentEmission.estimated_co2e_wtw_kg,
     ShipmentEmission.flags,
+    ShipmentEmission.method_notes,
 )
 
 
-async def _row_page(ctx: Ctx, run_id: uuid.UUID, batch_id: uuid.UUID, after: int) -> list[ShipmentLine]:
+async def _row_page(
+    ctx: Ctx, run_id: uuid.UUID, batch_id: uuid.UUID, after: int, refs: dict[uuid.UUID, str]
+) -> list[ShipmentLine]:
     """Keyset page over the run's (calculation_run_id, row_index) index, one import batch at a time.
 
     Driving from that index keeps each page O(page): ordering by the shipment side instead made
@@ -267,4 +289,8 @@ async def _row_page(ctx: Ctx, run_id: uuid.UUID, batch_id: uuid.UUID, after: int
     )
     async with ctx.db.read() as session:
         result = await session.execute(stmt)
-        return [ShipmentLine(batch_id, *row) for row in result]
+        # factor_ref names the factor row the result used (the methodology statement lists it).
+        return [ShipmentLine(batch_id, *row, refs.get(row[_FACTOR_AT]) if row[_FACTOR_AT] else None) for row in result]
+
+
+_FACTOR_AT = ShipmentLine._fields.index("factor_id") - 1  # the row has no import_batch_id

@@ -126,6 +126,10 @@ def _run_info(run: CalculationRun) -> RunInfo:
         shipment_count=run.shipment_count,
         totals_by_mode=dict(run.totals_by_mode_json or {}),
         api_key_id=run.api_key_id,
+        total_co2e_wtw_kg=run.total_co2e_wtw_kg,
+        total_co2e_ttw_kg=run.total_co2e_ttw_kg,
+        excluded_co2e_kg=run.excluded_co2e_kg,
+        iso14083=dict(run.iso14083_json or {}),
     )
 
 
@@ -144,6 +148,10 @@ def _quality_info(a: DataQualityAssessment | None) -> QualityInfo | None:
         rules_triggered=list(a.rules_triggered_json or []),
         summary_text=a.summary_text,
         assessed_at=a.assessed_at,
+        primary_data_share_percent=a.primary_data_share_percent,
+        primary_data_rows_percent=a.primary_data_rows_percent,
+        coverage_tonne_km_percent=a.coverage_tonne_km_percent,
+        excluded_co2e_kg=a.excluded_co2e_kg,
     )
 
 
@@ -181,7 +189,22 @@ async def _methodology_info(session: AsyncSession, run: CalculationRun) -> Metho
         factor_version_name=version.name if version else "",
         factor_version_source=version.source if version else "",
         factor_version_published_on=version.published_on if version else None,
-        factors=[FactorInfo(f.kind, f.key, f.unit, f.wtw_value, f.ttw_value, f.source, f.note) for f in factors],
+        factors=[
+            FactorInfo(
+                f.kind,
+                f.key,
+                f.unit,
+                f.wtw_value,
+                f.ttw_value,
+                f.source,
+                f.note,
+                f.id,
+                f.dataset,
+                f.dataset_version,
+                f.source_row_id,
+            )
+            for f in factors
+        ],  # fmt: skip
     )
 
 

@@ -2,7 +2,7 @@
 
 Generation runs in three steps so no write lock is held while files render:
 1. one unit of work locks the workspace, allocates the next version (max + 1; the unique
-   constraint is the backstop), stores the pack as ``draft`` with eight ``pending`` artifacts
+   constraint is the backstop), stores the pack as ``draft`` with nine ``pending`` artifacts
    and a lease (or queued, for ``Prefer: respond-async``), and records the event sequence the
    audit trail will show;
 2. the node holding the lease takes the snapshot, renders each artifact in a worker thread
@@ -112,7 +112,7 @@ class QueuedPack:
 
 
 async def generate_pack(ctx: Ctx, workspace_id: Any, data: Any) -> GeneratedPack | QueuedPack:
-    """POST /workspaces/{id}/packs: next version, eight rendered artifacts, workspace -> review_needed."""
+    """POST /workspaces/{id}/packs: next version, nine rendered artifacts, workspace -> review_needed."""
     payload = parse(GeneratePackInput, data if data is not None else {})
     pack = await _allocate_with_retry(ctx, workspace_id, payload)
     if ctx.respond_async:
@@ -472,7 +472,7 @@ async def get_pack(ctx: Ctx, pack_id: Any) -> ReportPack:
 
 
 async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
-    """GET /packs/{id}/artifacts: all eight, in pack_hash order."""
+    """GET /packs/{id}/artifacts: all nine, in pack_hash order."""
     async with ctx.db.read() as session:
         pack = await load_pack(session, ctx, pack_id)
         return (await artifacts_of(session, [pack.id]))[pack.id]

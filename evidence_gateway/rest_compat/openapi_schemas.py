@@ -14,8 +14,10 @@ from evidence_gateway.models import (
     ArtifactType,
     AttachmentScope,
     DistanceSource,
+    DistanceType,
     EvidenceType,
     FuelType,
+    IntensityBasis,
     PackStatus,
     RunStatus,
     TransportMode,
@@ -202,12 +204,21 @@ def _calculation_run() -> Schema:
             "created_at": datetime_(),
             "completed_at": nullable(datetime_()),
             "export_template_id": ext(nullable(uuid_()), "Template bundle named when the run was started."),
-            "total_co2e_kg": ext(nullable(number()), "Well-to-wheel CO2e of the included shipments, kg."),
+            "total_co2e_kg": ext(nullable(number()), "CO2e of the included shipments on the profile's boundary, kg."),
             "total_tonne_km": ext(nullable(number()), "Tonne-kilometres of the included shipments."),
             "shipment_count": ext(integer(minimum=0), "Shipment rows the run read."),
             "totals_by_mode_json": ext(free_object(), "Totals per transport mode."),
             "error_message": ext(nullable(string()), "Why a failed run failed."),
             "data_version": ext(nullable(integer(minimum=0)), "The workspace's data version the run read."),
+            "total_co2e_wtw_kg": ext(nullable(number()), "Well-to-wheel total of the included shipments, kg."),
+            "total_co2e_ttw_kg": ext(nullable(number()), "Tank-to-wheel total of the included shipments, kg."),
+            "excluded_co2e_kg": ext(
+                nullable(number()), "Excluded rows estimated with default factors (headline boundary), kg."
+            ),
+            "iso14083_json": ext(
+                nullable(free_object("See docs/methodology.md, ISO 14083 summary.")),
+                "ISO 14083 summary: data categories, distance types, primary data share, coverage, exclusions.",
+            ),
             "superseded": ext(
                 boolean(), "Completed after newer data or a newer run: on record, never the workspace's latest."
             ),
@@ -279,6 +290,10 @@ def _quality() -> Schema:
             "rules_triggered_json": array(free_object()),
             "summary_text": nullable(string()),
             "assessed_at": datetime_(),
+            "primary_data_share_percent": ext(nullable(number()), "ISO 14083 primary data share by WTW emissions."),
+            "primary_data_rows_percent": ext(nullable(number()), "Primary data share by usable rows."),
+            "coverage_tonne_km_percent": ext(nullable(number()), "Coverage by tonne-km (excluded rows estimated)."),
+            "excluded_co2e_kg": ext(nullable(number()), "Excluded rows estimated with default factors, kg."),
         }
     )
 
@@ -537,6 +552,19 @@ def _shipment_row() -> Schema:
                 ),
                 "carrier_intensity_g_per_tkm": number(exclusiveMinimum=0, maximum=1e6),
                 "distance_source": enum(DistanceSource, default=DistanceSource.measured.value),
+                "carrier_intensity_basis": enum(
+                    IntensityBasis, description="Boundary of carrier_intensity_g_per_tkm; required with it."
+                ),
+                "vehicle_payload_tonnes": number(
+                    exclusiveMinimum=0,
+                    maximum=1_000_000,
+                    description="With fuel: the vehicle's total payload on the trip; share = mass / payload.",
+                ),
+                "fuel_allocation_share": number(
+                    exclusiveMinimum=0, maximum=1, description="With fuel: the carrier's allocation share."
+                ),
+                "distance_type": enum(DistanceType, description="actual, sfd or gcd (GLEC distance types)."),
+                "shipment_date": date_(),
             },
             required=[],
             not_null=frozenset({"distance_source"}),

@@ -42,6 +42,16 @@ class DataQualityAssessmentType:
     rules_triggered_json: JSON = strawberry.field(description="Rules that fired: id, severity, count, message.")
     summary_text: str | None = strawberry.field(description="One-paragraph summary.")
     assessed_at: datetime = strawberry.field(description="When the assessment was made.")
+    primary_data_share_percent: float | None = strawberry.field(
+        description="ISO 14083 primary data share by WTW emissions (iLEAP/PACT primaryDataShare)."
+    )
+    primary_data_rows_percent: float | None = strawberry.field(description="Primary data share by usable rows.")
+    coverage_tonne_km_percent: float | None = strawberry.field(
+        description="Included tonne-km over included plus the estimated tonne-km of excluded rows."
+    )
+    excluded_co2e_kg: float | None = strawberry.field(
+        description="Excluded rows estimated with default factors, headline boundary, kg (not in the totals)."
+    )
 
 
 @strawberry.type(name="CalculationRun", description="One calculation of a workspace's emissions.")
@@ -56,10 +66,21 @@ class CalculationRunType:
     status: RunStatusEnum = strawberry.field(description="running, completed or failed.")  # type: ignore[valid-type]
     rerun_hash: str | None = strawberry.field(description="SHA-256 of the canonical JSON of every input.")
     assumptions_snapshot_json: JSON = strawberry.field(description="Assumptions given with the request.")
-    total_co2e_kg: float | None = strawberry.field(description="Total kg CO2e of usable rows.")
+    total_co2e_kg: float | None = strawberry.field(description="Total kg CO2e of usable rows (headline boundary).")
     total_tonne_km: float | None = strawberry.field(description="Total tonne-km of usable rows.")
     shipment_count: int = strawberry.field(description="Shipments counted in the totals.")
-    totals_by_mode_json: JSON = strawberry.field(description="co2e_kg, tonne_km, shipment_count per mode.")
+    totals_by_mode_json: JSON = strawberry.field(
+        description="Per mode: co2e_kg (headline), co2e_ttw_kg, co2e_wtt_kg, co2e_wtw_kg, tonne_km, "
+        "shipment_count, intensity_ttw_g_per_tkm, intensity_wtw_g_per_tkm."
+    )
+    total_co2e_wtw_kg: float | None = strawberry.field(description="Well-to-wheel total of usable rows, kg.")
+    total_co2e_ttw_kg: float | None = strawberry.field(description="Tank-to-wheel total of usable rows, kg.")
+    excluded_co2e_kg: float | None = strawberry.field(
+        description="Excluded rows estimated with default factors (headline boundary, kg), not in the totals."
+    )
+    iso14083_json: JSON | None = strawberry.field(
+        description="ISO 14083 summary: data categories, distance types, primary data share, coverage, exclusions."
+    )
     error_message: str | None = strawberry.field(description="Why a failed run failed.")
     created_at: datetime = strawberry.field(description="When the run started.")
     completed_at: datetime | None = strawberry.field(description="When it completed or failed.")

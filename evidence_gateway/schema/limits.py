@@ -73,7 +73,7 @@ def _multiplier(node: FieldNode) -> int:
 class DocumentWalk:
     """Measures selection sets; each fragment is measured once (memo), cycles count as empty.
 
-    Relation lists without a size argument (a workspace's imports, a pack's eight artifacts)
+    Relation lists without a size argument (a workspace's imports, a pack's nine artifacts)
     cost once: the data bounds them and DataLoaders batch them, whereas pages are what a
     caller can inflate at will. Introspection fields cost nothing and add no depth.
     """

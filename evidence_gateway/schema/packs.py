@@ -32,7 +32,7 @@ GqlInfo = Info[GraphQLContext, None]
 
 PackStatusEnum = strawberry.enum(PackStatus, name="PackStatus", description="Evidence pack state.")
 ArtifactTypeEnum = strawberry.enum(
-    ArtifactType, name="ArtifactType", description="The eight artifact families of a pack, in pack_hash order."
+    ArtifactType, name="ArtifactType", description="The nine artifact families of a pack, in pack_hash order."
 )
 ArtifactStatusEnum = strawberry.enum(ArtifactStatus, name="ArtifactStatus", description="Artifact rendering state.")
 ApprovalActionTypeEnum = strawberry.enum(
@@ -90,7 +90,7 @@ async def _artifact_url(info: GqlInfo, pack_id: uuid.UUID, kind: ArtifactType) -
     return None
 
 
-@strawberry.type(name="ReportPack", description="A versioned evidence pack: eight artifacts built from one run.")
+@strawberry.type(name="ReportPack", description="A versioned evidence pack: nine artifacts built from one run.")
 class ReportPackType:
     id: uuid.UUID = strawberry.field(description="Pack id.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace the pack was built from.")
@@ -131,7 +131,7 @@ class ReportPackType:
         found = await info.context.loader(calculations.assessments_by_run_ids).load(self.calculation_run_id)
         return None if found is None else from_model(DataQualityAssessmentType, found)
 
-    @strawberry.field(description="The eight artifacts, in pack_hash order.")
+    @strawberry.field(description="The nine artifacts, in pack_hash order.")
     async def artifacts(self, info: GqlInfo) -> list[PackArtifactType]:
         found = await info.context.loader(packs.artifacts_by_pack_ids, default=[]).load(self.id)
         return [artifact_type(a) for a in found]
@@ -152,6 +152,13 @@ class ReportPackType:
     @strawberry.field(description="Link to the shipment XLSX (needs the Bearer key).")
     async def shipment_xlsx_url(self, info: GqlInfo) -> str | None:
         return await _artifact_url(info, self.id, ArtifactType.shipment_xlsx)
+
+    @strawberry.field(
+        description="Link to the iLEAP ShipmentFootprints (TCEs with co2eWTW/co2eTTW, and their TOCs) of the "
+        "pack's run, as JSON (needs the Bearer key)."
+    )
+    async def ileap_shipment_footprints_url(self, info: GqlInfo) -> str | None:
+        return await _artifact_url(info, self.id, ArtifactType.ileap_shipment_footprints)
 
     @strawberry.field(description="Link to the machine-readable JSON (needs the Bearer key).")
     async def machine_json_url(self, info: GqlInfo) -> str | None:

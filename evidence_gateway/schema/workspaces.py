@@ -8,7 +8,14 @@ from datetime import date, datetime
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway.models import DistanceSource, FuelType, TransportMode, WorkspaceStatus
+from evidence_gateway.models import (
+    DistanceSource,
+    DistanceType,
+    FuelType,
+    IntensityBasis,
+    TransportMode,
+    WorkspaceStatus,
+)
 from evidence_gateway.resolvers import imports, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
@@ -25,6 +32,13 @@ FuelTypeEnum = strawberry.enum(
 )
 DistanceSourceEnum = strawberry.enum(
     DistanceSource, name="DistanceSource", description="Whether a distance was measured or modelled."
+)
+
+DistanceTypeEnum = strawberry.enum(
+    DistanceType, name="DistanceType", description="GLEC distance type: actual route, shortest feasible, great circle."
+)
+IntensityBasisEnum = strawberry.enum(
+    IntensityBasis, name="IntensityBasis", description="Boundary of a carrier-specific intensity: wtw or ttw."
 )
 
 GqlInfo = Info[GraphQLContext, None]
@@ -102,6 +116,19 @@ class ShipmentRowInput:
     distance_source: DistanceSourceEnum | None = strawberry.field(  # type: ignore[valid-type]
         default=None, description="Measured (default) or modelled distance."
     )
+    carrier_intensity_basis: IntensityBasisEnum | None = strawberry.field(  # type: ignore[valid-type]
+        default=None, description="Boundary of carrierIntensityGPerTkm (required with it): wtw or ttw."
+    )
+    vehicle_payload_tonnes: float | None = strawberry.field(
+        default=None, description="With fuel: the vehicle's total payload on the trip (t, > 0); share = mass / payload."
+    )
+    fuel_allocation_share: float | None = strawberry.field(
+        default=None, description="With fuel: the carrier's allocation share of the fuel (0 < share <= 1)."
+    )
+    distance_type: DistanceTypeEnum | None = strawberry.field(  # type: ignore[valid-type]
+        default=None, description="actual, sfd or gcd (default: gcd for air; sfd if modelled; else actual)."
+    )
+    shipment_date: date | None = strawberry.field(default=None, description="Date of the shipment (period check).")
 
 
 @strawberry.input(description="An import batch to register.")

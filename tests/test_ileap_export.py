@@ -1,0 +1,152 @@
+"""The ninth artifact: iLEAP ShipmentFootprints with TCEs and the TOCs they reference.
+
+The JSON Schemas below restate the required fields and types of the iLEAP technical
+specification (sine-fdn/ileap-extension, ``specs/index.bs`` data model and ``gen/schemas``
+ShipmentFootprint / TOC): Decimal is a string ``^-?\\d+(\\.\\d+)?$``, a GLEC distance is exactly
+one of actual / gcd / sfd, mass in kg, co2eWTW and co2eTTW in kg per TCE.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from tests.conftest import Api, create_workspace
+from tests.method_helpers import pack_files, run_rows
+
+DECIMAL = {"type": "string", "pattern": r"^-?\d+(\.\d+)?$"}
+GLEC_DISTANCE = {
+    "oneOf": [
+        {"type": "object", "required": [k], "properties": {k: DECIMAL}, "additionalProperties": False}
+        for k in ("actual", "gcd", "sfd")
+    ]
+}
+TCE = {
+    "type": "object",
+    "required": ["tceId", "shipmentId", "mass", "distance", "transportActivity", "co2eWTW", "co2eTTW"],
+    "properties": {
+        "tceId": {"type": "string"},
+        "tocId": {"type": ["string", "null"]},
+        "hocId": {"type": ["string", "null"]},
+        "shipmentId": {"type": "string"},
+        "mass": DECIMAL,
+        "distance": GLEC_DISTANCE,
+        "transportActivity": DECIMAL,
+        "co2eWTW": DECIMAL,
+        "co2eTTW": DECIMAL,
+        "prevTceIds": {"type": ["array", "null"], "items": {"type": "string"}},
+        "departureAt": {"type": ["string", "null"], "format": "date-time"},
+    },
+    # The specification: either tocId or hocId MUST be defined.
+    "anyOf": [{"required": ["tocId"]}, {"required": ["hocId"]}],
+}
+SHIPMENT_FOOTPRINT = {
+    "type": "object",
+    "required": ["mass", "shipmentId", "tces"],
+    "properties": {
+        "mass": {"type": "string"},
+        "shipmentId": {"type": "string"},
+        "tces": {"type": "array", "items": TCE, "minItems": 1},
+    },
+}
+TOC = {
+    "type": "object",
+    "required": [
+        "tocId", "isVerified", "isAccredited", "mode", "energyCarriers", "co2eIntensityWTW", "co2eIntensityTTW",
+        "co2eIntensityThroughput",
+    ],
+    "properties": {
+        "tocId": {"type": "string"},
+        "isVerified": {"type": "boolean"},
+        "isAccredited": {"type": "boolean"},
+        "mode": {"enum": ["Road", "Rail", "Air", "Sea", "InlandWaterway"]},
+        "energyCarriers": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["emissionFactorTTW", "emissionFactorWTW", "energyCarrier"],
+                "properties": {
+                    "emissionFactorTTW": DECIMAL,
+                    "emissionFactorWTW": DECIMAL,
+                    "energyCarrier": {
+                        "enum": ["Diesel", "HVO", "Petrol", "CNG", "LNG", "LPG", "HFO", "MGO", "Aviation fuel",
+                                 "Hydrogen", "Methanol", "Electric"]
+                    },
+                },
+            },
+        },
+        "co2eIntensityWTW": DECIMAL,
+        "co2eIntensityTTW": DECIMAL,
+        "co2eIntensityThroughput": {"enum": ["TEUkm", "tkm"]},
+    },
+}  # fmt: skip
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
+
+
+def validate(doc: dict[str, Any]) -> None:
+    for footprint in doc["shipmentFootprints"]:
+        jsonschema.validate(footprint, SHIPMENT_FOOTPRINT)
+    for toc in doc["tocs"]:
+        jsonschema.validate(toc, TOC)
+    toc_ids = {t["tocId"] for t in doc["tocs"]}
+    assert {tce["tocId"] for f in doc["shipmentFootprints"] for tce in f["tces"]} == toc_ids
+
+
+async def test_worked_example_exports_valid_footprints_matching_the_csv(api: Api) -> None:
+    ws = await create_workspace(api, reporting_period_start="2026-01-01", reporting_period_end="2026-03-31")
+    body = json.loads(EXAMPLE.read_text())  # noqa: ASYNC240 - a small fixture file
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", body)).status_code == 201
+    run = (await api.post(f"/api/v2/workspaces/{ws['id']}/calculate", {})).json()["data"]["calculation_run"]
+    files = await pack_files(api, ws["id"])
+    doc = json.loads(files["ileap_shipment_footprints"])
+    validate(doc)
+    tces = [tce for f in doc["shipmentFootprints"] for tce in f["tces"]]
+    assert len(tces) == run["shipment_count"] == 293 and doc["excluded_shipment_rows"] == 3
+    wtw = sum(Decimal(t["co2eWTW"]) for t in tces)
+    ttw = sum(Decimal(t["co2eTTW"]) for t in tces)
+    assert wtw == Decimal(repr(run["total_co2e_wtw_kg"])) and ttw == Decimal(repr(run["total_co2e_ttw_kg"]))
+    lines = {r["shipment_id"]: r for r in csv.DictReader(io.StringIO(files["shipment_csv"].decode()))}
+    for tce in tces:
+        line = lines[tce["tceId"]]
+        assert Decimal(tce["co2eWTW"]) == Decimal(line["co2e_wtw_kg"])
+        assert Decimal(tce["transportActivity"]) == Decimal(line["tonne_km"])
+        assert Decimal(tce["mass"]) == Decimal(line["mass_tonnes"]) * 1000
+        assert list(tce["distance"]) == [line["distance_type_used"]]
+
+
+async def test_legs_sharing_an_external_id_form_one_shipment(api: Api) -> None:
+    rows = [
+        {"external_id": "SHP-1", "mode": "road", "distance_km": 120, "mass_tonnes": 2, "shipment_date": "2026-02-01"},
+        {"external_id": "SHP-1", "mode": "sea", "distance_km": 9000, "mass_tonnes": 2, "distance_type": "sfd"},
+        {"external_id": "SHP-2", "mode": "air", "distance_km": 800, "mass_tonnes": 0.25},
+    ]  # fmt: skip
+    ws, _ = await run_rows(api, rows)
+    doc = json.loads((await pack_files(api, ws["id"]))["ileap_shipment_footprints"])
+    validate(doc)
+    first, second = doc["shipmentFootprints"]
+    assert (first["shipmentId"], first["mass"], len(first["tces"])) == ("SHP-1", "2000", 2)
+    assert first["tces"][1]["prevTceIds"] == [first["tces"][0]["tceId"]]
+    assert first["tces"][0]["departureAt"] == "2026-02-01T00:00:00Z"
+    assert first["tces"][1]["distance"] == {"sfd": "9000"} and first["tces"][1]["transportActivity"] == "20700"
+    assert second["tces"][0]["distance"] == {"gcd": "800"} and second["mass"] == "250"
+
+
+async def test_pack_links_the_export_on_both_transports(api: Api) -> None:
+    ws, _ = await run_rows(api, [{"mode": "road", "distance_km": 10, "mass_tonnes": 1}])
+    pack = (await api.post(f"/api/v2/workspaces/{ws['id']}/packs", {})).json()["data"]
+    assert pack["ileap_shipment_footprints_url"]
+    body = await api.gql(
+        "query($id: UUID!) { pack(id: $id) { ileapShipmentFootprintsUrl artifacts { artifactType } } }",
+        {"id": pack["id"]},
+    )
+    got = body["data"]["pack"]
+    assert got["ileapShipmentFootprintsUrl"] == pack["ileap_shipment_footprints_url"]
+    assert [a["artifactType"] for a in got["artifacts"]][-1] == "ileap_shipment_footprints"
+    assert len(got["artifacts"]) == 9
