@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     # An endpoint whose attempts all failed for this long is disabled (5 days).
     webhook_disable_after_seconds: float = Field(default=5 * 86400, ge=0)
     # Attempts one node has on the wire at once.
-    webhook_max_in_flight: int = Field(default=32, ge=1)
+    webhook_max_in_flight: int = Field(default=64, ge=1)
     # Run the webhook dispatcher in this process (`serve --no-dispatcher` turns it off).
     dispatcher: bool = True
     legacy_sunset: str | None = None

@@ -71,6 +71,8 @@ def running(receiver: Receiver | None = None) -> Iterator[Receiver]:
     receiver = receiver or Receiver()
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real receivers do
+
         def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
             try:
                 receiver._answer(self)
@@ -80,7 +82,10 @@ def running(receiver: Receiver | None = None) -> Iterator[Receiver]:
         def log_message(self, *_args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", receiver.port), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 256  # the default backlog (5) resets a burst of concurrent connections
+
+    server = Server(("127.0.0.1", receiver.port), Handler)
     server.daemon_threads = True
     receiver.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -97,9 +97,12 @@ class Dispatcher:
                 progressed = 0
             if progressed:
                 continue
+            idle = not self._in_flight
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(POLL_SECONDS):
                     await self._wake.wait()
+            if idle:
+                # Woken from idle by a commit: let the commits right behind it join this round.
                 await asyncio.sleep(GATHER_SECONDS)
 
     # ---- fan-out ------------------------------------------------------------------------------
@@ -175,23 +178,28 @@ class Dispatcher:
     # ---- delivery -----------------------------------------------------------------------------
 
     def _room(self) -> int:
-        return max(0, self.settings.webhook_max_in_flight - len(self._in_flight) - self._made.qsize())
+        return max(0, self.settings.webhook_max_in_flight - len(self._in_flight))
 
     def _start(self, jobs: list[delivery.Job]) -> None:
         for job in jobs:
             task = asyncio.create_task(self._send(job))
             self._in_flight.add(task)
-            task.add_done_callback(self._in_flight.discard)
+            task.add_done_callback(self._sent)
 
     async def dispatch_due(self) -> int:
         """Claim due messages (retries, and what fan-out left unclaimed) up to this node's free
         capacity and start sending them."""
         room = self._room()
-        if room <= 0:
+        # While attempts are on the wire, claim in batches rather than one message per finished one.
+        if room <= 0 or (self._in_flight and room < min(8, self.settings.webhook_max_in_flight)):
             return 0
         claimed = await self.claim(room)
         self._start(await delivery.load(self.db, claimed))
         return len(claimed)
+
+    def _sent(self, task: asyncio.Task[Any]) -> None:
+        self._in_flight.discard(task)
+        self._wake.set()  # room for the next ones
 
     async def _send(self, job: delivery.Job) -> None:
         try:
@@ -210,7 +218,7 @@ class Dispatcher:
             except Exception:
                 # Unrecorded: their claims run out and the messages are sent again.
                 log.exception("recording webhook attempts failed")
-            self._wake.set()  # room for more, and retries may be due
+            self._wake.set()  # retries may be due
 
     async def _record_made(self) -> None:
         made: list[delivery.Attempt] = []

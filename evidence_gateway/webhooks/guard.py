@@ -104,6 +104,9 @@ def forbidden_reason(ip: IPAddress) -> str | None:
 
 async def resolve(target: Target, time_limit: float) -> tuple[str, ...]:
     """Every address the host resolves to (IP literals resolve to themselves)."""
+    literal = _ip_literal(target.host)
+    if literal is not None:
+        return (literal,)
     loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout(time_limit):
@@ -118,6 +121,14 @@ async def resolve(target: Target, time_limit: float) -> tuple[str, ...]:
     if not out:
         raise ResolutionFailed(f"could not resolve host {target.host!r}")
     return tuple(out)
+
+
+def _ip_literal(host: str) -> str | None:
+    """The address itself when the host is one (no resolver round trip for it)."""
+    try:
+        return str(ipaddress.ip_address(host.strip("[]").split("%", 1)[0]))
+    except ValueError:
+        return None
 
 
 def vet(target: Target, addresses: tuple[str, ...], *, allow_private: bool, field: str = "target_url") -> Target:
