@@ -10,9 +10,11 @@ repeats. Each attempt resolves the host once, vets every address and connects to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -89,35 +91,58 @@ def retry_delay(settings: Settings, attempts: int) -> float | None:
     return schedule[attempts - 1] * random.uniform(0.8, 1.2)
 
 
+class _Host:
+    def __init__(self, client: httpx.AsyncClient, concurrency: int) -> None:
+        self.client = client
+        self.slots = asyncio.Semaphore(concurrency)
+        self.users = 0
+
+
 class Clients:
     """One pooled HTTP client per receiving host, so attempts to a receiver reuse connections.
 
     Per host name, not per address: a pooled TLS connection carries the SNI name and certificate
     it was opened for, so it must never serve another name that shares the address. Requests
-    still go to the address vetted for that attempt (a pool is keyed by it), and the pool is
-    capped, oldest host closed first.
+    still go to the address vetted for that attempt (a pool is keyed by it). A host gets at most
+    ``PER_HOST`` attempts at once: kinder to a receiver than the node's whole in-flight limit,
+    and a pool of a few connections is cheap to search (httpcore checks every pooled connection
+    on every request). Attempts wait for a slot before their timeouts start. Idle hosts beyond
+    ``MAX_HOSTS`` are closed, oldest first.
     """
 
     MAX_HOSTS = 64
+    PER_HOST = 8
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._by_host: dict[str, httpx.AsyncClient] = {}
+        self._hosts: dict[str, _Host] = {}
 
-    def for_host(self, host: str) -> httpx.AsyncClient:
-        client = self._by_host.pop(host, None) or sender.new_client(
-            self.settings.webhook_connect_timeout_seconds, self.settings.webhook_read_timeout_seconds
+    @contextlib.asynccontextmanager
+    async def use(self, host: str) -> AsyncIterator[httpx.AsyncClient]:
+        entry = self._hosts.pop(host, None) or _Host(
+            sender.new_client(
+                self.settings.webhook_connect_timeout_seconds, self.settings.webhook_read_timeout_seconds
+            ),
+            self.PER_HOST,
         )
-        self._by_host[host] = client  # most recently used last
-        while len(self._by_host) > self.MAX_HOSTS:
-            oldest = next(iter(self._by_host))
-            asyncio.get_running_loop().create_task(self._by_host.pop(oldest).aclose())
-        return client
+        self._hosts[host] = entry  # most recently used last
+        entry.users += 1
+        try:
+            async with entry.slots:
+                yield entry.client
+        finally:
+            entry.users -= 1
+            await self._trim()
+
+    async def _trim(self) -> None:
+        idle = [h for h, e in self._hosts.items() if e.users == 0]
+        for host in idle[: max(0, len(self._hosts) - self.MAX_HOSTS)]:
+            await self._hosts.pop(host).client.aclose()
 
     async def aclose(self) -> None:
-        clients, self._by_host = list(self._by_host.values()), {}
-        for client in clients:
-            await client.aclose()
+        entries, self._hosts = list(self._hosts.values()), {}
+        for entry in entries:
+            await entry.client.aclose()
 
 
 async def send(
@@ -129,14 +154,11 @@ async def send(
     except InvalidInput as exc:
         # The rule, not a stack: the name now resolves somewhere it may not go.
         return sender.failed("refused: " + "; ".join(exc.fields.values()))
-    return await sender.post(
-        target,
-        body,
-        headers,
-        connect_timeout=settings.webhook_connect_timeout_seconds,
-        read_timeout=settings.webhook_read_timeout_seconds,
-        client=clients.for_host(target.host) if clients is not None else None,
-    )
+    connect, read = settings.webhook_connect_timeout_seconds, settings.webhook_read_timeout_seconds
+    if clients is None:
+        return await sender.post(target, body, headers, connect_timeout=connect, read_timeout=read)
+    async with clients.use(target.host) as client:
+        return await sender.post(target, body, headers, connect_timeout=connect, read_timeout=read, client=client)
 
 
 async def load(db: Database, message_ids: list[uuid.UUID]) -> list[Job]:
