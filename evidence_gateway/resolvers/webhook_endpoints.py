@@ -22,7 +22,7 @@ from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
 from evidence_gateway.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import new_webhook_secret
-from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
@@ -116,15 +116,8 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
 
 
 async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpoint]:
-    scoped = col(WebhookEndpoint.org_id) == ctx.org_id
-    order = (col(WebhookEndpoint.created_at).desc(), col(WebhookEndpoint.id).desc())
     async with ctx.db.read() as session:
-        total = (await session.execute(select(func.count()).select_from(WebhookEndpoint).where(scoped))).scalar_one()
-        rows = await session.execute(
-            select(WebhookEndpoint).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
-        )
-        items = list(rows.scalars())
-    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+        return await newest_first(session, WebhookEndpoint, col(WebhookEndpoint.org_id) == ctx.org_id, params)
 
 
 async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
@@ -200,14 +193,7 @@ async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParam
     """Every attempt to this endpoint, newest first."""
     async with ctx.db.read() as session:
         endpoint = await load_endpoint(session, ctx, endpoint_id)
-        scoped = col(WebhookDelivery.endpoint_id) == endpoint.id
-        order = (col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
-        total = (await session.execute(select(func.count()).select_from(WebhookDelivery).where(scoped))).scalar_one()
-        rows = await session.execute(
-            select(WebhookDelivery).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
-        )
-        items = list(rows.scalars())
-    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+        return await newest_first(session, WebhookDelivery, col(WebhookDelivery.endpoint_id) == endpoint.id, params)
 
 
 async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import orjson
 from pydantic import AfterValidator, StringConstraints
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -19,7 +19,7 @@ from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.organizations import new_webhook_secret
-from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.timeutil import utcnow
@@ -172,15 +172,8 @@ async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID 
 
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:
     """The caller's delivery attempts, newest first."""
-    scoped = col(WebhookDelivery.org_id) == ctx.org_id
-    order = (col(WebhookDelivery.created_at).desc(), col(WebhookDelivery.id).desc())
     async with ctx.db.read() as session:
-        total = (await session.execute(select(func.count()).select_from(WebhookDelivery).where(scoped))).scalar_one()
-        rows = await session.execute(
-            select(WebhookDelivery).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
-        )
-        items = list(rows.scalars())
-    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+        return await newest_first(session, WebhookDelivery, col(WebhookDelivery.org_id) == ctx.org_id, params)
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:
