@@ -12,7 +12,6 @@ import functools
 import io
 import json
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from evidence_gateway.resolvers.legacy import import_legacy_reports
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from tests.conftest import Api, create_workspace, gql_code
 from tests.test_packs import ROWS
+from tests.waiting import eventually
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "events.md"
 FORMATS = Draft202012Validator.FORMAT_CHECKER
@@ -241,6 +241,10 @@ async def full_flow(api: Api) -> Flow:
     return flow
 
 
+async def _disabled(api: Api) -> bool:
+    return any(e["type"] == EP_DISABLED for e in await read_log(api, limit=200))
+
+
 async def endpoint_lifecycle(flow: Flow, app: Any) -> None:
     """An endpoint nobody answers at: registered, changed, rotated, disabled by the dispatcher
     once its attempts have failed for longer than allowed (here: at once), deleted."""
@@ -258,10 +262,7 @@ async def endpoint_lifecycle(flow: Flow, app: Any) -> None:
     dispatcher = Dispatcher(app.state.db, settings)
     await dispatcher.start()
     try:
-        deadline = time.monotonic() + 20
-        while not any(e["type"] == EP_DISABLED for e in await read_log(flow.api, limit=200)):
-            assert time.monotonic() < deadline, "the dispatcher never disabled the dead endpoint"
-            await asyncio.sleep(0.02)
+        await eventually(lambda: _disabled(flow.api), "the dispatcher to disable the dead endpoint", within=20)
     finally:
         await dispatcher.stop(0)
     flow.steps.append((None, [EP_DISABLED]))

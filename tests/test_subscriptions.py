@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,20 +33,11 @@ from evidence_gateway.subscriptions import SubscriptionHub
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
 from tests.test_legacy import record
 from tests.test_packs import calculated_workspace, generated
+from tests.waiting import eventually
 from tests.wsclient import LEGACY_PROTOCOL, GraphQLWS
 
 EVENTS = "subscription($after: String, $types: [String!]) { events(after: $after, types: $types) { sequence cursor type subjectId } }"  # noqa: E501
 PACK = "subscription($id: UUID!) { pack(id: $id) { id status approvals { actionType } } }"
-
-
-async def until(probe: Callable[[], Any], what: str, within: float = 10.0) -> Any:
-    """Poll ``probe`` until it returns something truthy; fail naming ``what`` at the deadline."""
-    deadline = time.monotonic() + within
-    while not (found := probe()):
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {within:.0f} s waiting for {what}")
-        await asyncio.sleep(0.01)
-    return found
 
 
 def hub_of(app: Starlette) -> SubscriptionHub:
@@ -62,7 +53,7 @@ async def ws_url(app: Starlette) -> AsyncIterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        await until(lambda: server.started or task.done(), "uvicorn to start")
+        await eventually(lambda: server.started or task.done(), "uvicorn to start")
         yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
     finally:
         server.should_exit = True
@@ -157,7 +148,7 @@ async def test_replay_then_live_without_gaps_or_duplicates_across_a_reconnect(
         await workspaces(api, 2)
         seen += [d["events"] for d in await client.take(op, 2)]  # live: 4 and 5
     # Disconnected: what happens now must come on the next connection, from the last cursor.
-    await until(lambda: hub_of(app).subscriber_count == 0, "the subscription to end with its socket")
+    await eventually(lambda: hub_of(app).subscriber_count == 0, "the subscription to end with its socket")
     await workspaces(api, 3)
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
         op = await client.subscribe(EVENTS, {"after": seen[-1]["cursor"]})
@@ -174,7 +165,7 @@ async def test_without_a_cursor_only_new_events_come(app: Starlette, ws_url: str
     await workspaces(api, 2)
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
         op = await client.subscribe(EVENTS)
-        await until(lambda: hub_of(app).live_count == 1, "the subscription to go live")
+        await eventually(lambda: hub_of(app).live_count == 1, "the subscription to go live")
         created = await workspaces(api, 1)
         event = (await client.data(op))["events"]
         assert (event["sequence"], event["subjectId"]) == (3, created[0])
@@ -202,7 +193,7 @@ async def test_another_organisation_sees_nothing(app: Starlette, ws_url: str, ap
     async with GraphQLWS.connect(ws_url, bearer(key_b)) as client:
         everything = await client.subscribe(EVENTS, {"after": cursor_of(0)})
         live = await client.subscribe(EVENTS)
-        await until(lambda: hub_of(app).live_count == 2, "both subscriptions to go live")
+        await eventually(lambda: hub_of(app).live_count == 2, "both subscriptions to go live")
         await workspaces(api, 3)  # organisation A
         own = (await create_workspace(api_b))["id"]
         # Events come in order: had any of A's been delivered, it would come before B's own.
@@ -282,7 +273,7 @@ async def test_a_subscriber_too_slow_is_ended_and_resumes_from_its_cursor(
     start = await end_cursor(api)
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
         op = await client.subscribe(EVENTS, {"after": start})
-        await until(lambda: hub_of(app).live_count == 1, "the subscription to go live")
+        await eventually(lambda: hub_of(app).live_count == 1, "the subscription to go live")
         ws_id = (await create_workspace(api))["id"]
         first = (await client.data(op))["events"]
         assert (await api.post(f"/api/v2/workspaces/{ws_id}/imports", {"source_row_count": 1})).status_code == 201
@@ -318,7 +309,7 @@ async def test_a_revoked_key_ends_its_subscriptions(app: Starlette, ws_url: str,
     hub_of(app).recheck_seconds = 0.05
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
         op = await client.subscribe(EVENTS)
-        await until(lambda: hub_of(app).live_count == 1, "the subscription to go live")
+        await eventually(lambda: hub_of(app).live_count == 1, "the subscription to go live")
         async with app.state.db.write() as session:
             await session.execute(update(ApiKey).values(revoked_at=ApiKey.created_at))
         message = await client.message(op)
@@ -332,7 +323,7 @@ async def test_another_process_writing_sqlite_is_picked_up_by_the_poll(
     """No wake-up crosses processes on SQLite: the tail's slow poll is the safety net."""
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
         op = await client.subscribe(EVENTS, {"after": await end_cursor(api)})
-        await until(lambda: hub_of(app).live_count == 1, "the subscription to go live")
+        await eventually(lambda: hub_of(app).live_count == 1, "the subscription to go live")
         reports = tmp_path / "reports.json"
         reports.write_text(json.dumps([record()]))
         done = await asyncio.to_thread(

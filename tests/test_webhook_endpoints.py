@@ -6,10 +6,8 @@ another organisation seeing nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import httpx
@@ -20,6 +18,7 @@ from evidence_gateway.app import create_app
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.settings import Settings
 from tests.conftest import Api, create_workspace, gql_code
+from tests.waiting import eventually
 from tests.webhook_receiver import Receiver, running
 
 T = TypeVar("T")
@@ -43,18 +42,6 @@ def settings(settings: Settings) -> Settings:
 def receiver() -> Iterator[Receiver]:
     with running() as r:
         yield r
-
-
-async def eventually(probe: Callable[[], Awaitable[T | None]], what: str, within: float = 10.0) -> T:
-    """Poll ``probe`` until it returns something truthy; fail naming ``what`` at the deadline."""
-    deadline = time.monotonic() + within
-    while True:
-        found = await probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def register(api: Api, url: str, **fields: Any) -> dict[str, Any]:

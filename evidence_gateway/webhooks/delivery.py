@@ -239,7 +239,6 @@ async def record(
             if message is not None:
                 _advance(settings, message, sent.outcome.delivered, claimed_by, now)
         session.add_all(deliveries)
-        uow.respond(deliveries[0] if len(deliveries) == 1 else deliveries)
     return deliveries
 
 
