@@ -15,18 +15,20 @@ from decimal import Decimal
 # that name a factor version or profile stay stable across databases.
 NAMESPACE = uuid.UUID("6f1d3c52-4d4b-5b8e-9a51-2b7e0c0a1e14")
 
-FACTOR_VERSION_CODE = "desnz-2025-iso14083-v2"
+FACTOR_VERSION_CODE = "desnz-2025-iso14083-v3"
 FACTOR_VERSION_ID = uuid.uuid5(NAMESPACE, f"factor_version:{FACTOR_VERSION_CODE}")
 FACTOR_VERSION_NAME = "UK Government GHG conversion factors 2025 (DESNZ), published rows, ISO 14083 TTW/WTT/WTW"
 FACTOR_VERSION_SOURCE = (
     "UK Government GHG Conversion Factors for Company Reporting 2025 (DESNZ), flat format v1: "
     "'Freighting goods' (TTW per tonne-km), 'WTT- delivery vehs & freight' (WTT per tonne-km), "
-    "'Fuels' (combustion, TTW), 'WTT- fuels' / 'WTT- bioenergy' (WTT), 'UK electricity'; boundaries per "
+    "'Fuels' (combustion, TTW), 'WTT- fuels' / 'WTT- bioenergy' (WTT), 'UK electricity', 'Transmission and "
+    "distribution', 'WTT- UK electricity'; boundaries per "
     "ISO 14083:2023 / GLEC Framework v3 (WTW = TTW + WTT)"
 )
 FACTOR_VERSION_PUBLISHED_ON = date(2025, 6, 10)
-# The previous edition (generic fuel-oil rows, derived sea/IWW WTT); runs that used it keep it.
-PREVIOUS_VERSION_CODES = ("defra-2025-glec-v1",)
+# Earlier editions; runs that used one keep it. v1: generic fuel-oil rows, derived sea/IWW WTT.
+# v2: electricity WTT without the upstream of generation and of T&D losses.
+PREVIOUS_VERSION_CODES = ("defra-2025-glec-v1", "desnz-2025-iso14083-v2")
 
 DATASET = "UK Government GHG Conversion Factors for Company Reporting (DESNZ)"
 DATASET_VERSION = "2025, flat format v1"
@@ -39,7 +41,7 @@ class FactorRow:
     """One published factor pair. ``ttw`` and ``wtt`` are the published values; WTW is their sum.
 
     mode rows: g CO2e per tonne-km; fuel rows: kg CO2e per litre / kg / kWh. ``source_row_id``
-    names the published rows (flat-file ID where it was checked, else the workbook path).
+    names the published rows by flat-file ID and path, marked TTW or WTT.
     """
 
     kind: str
@@ -62,91 +64,100 @@ D = Decimal
 
 # g CO2e per tonne-km (DESNZ publishes kg per tonne.km; x 1000). DESNZ freight intensities are
 # averages per tonne-km of actual (road, rail, sea) or great-circle (air) distance.
+# ``source_row_id``: "TTW <flat-file ID> ...; WTT <flat-file ID> ..." (tests/fixtures/desnz_2025_rows.csv
+# holds the published values of every ID named here, and a test checks the sums).
 MODE_FACTORS: tuple[FactorRow, ...] = (
     FactorRow(
         "mode", "road", "g CO2e/tkm", D("101.63"), D("23.59"), DESNZ_FREIGHT,
-        "Freighting goods > HGV (all diesel) > All HGVs > Average laden > tonne.km; "
-        "WTT- delivery vehs & freight > HGV (all diesel) > All HGVs > Average laden > tonne.km",
+        "TTW 27_304_3140_14_1 (Freighting goods > HGV (all diesel) > All HGVs > Average laden > tonne.km); "
+        "WTT 28_907_3140_14_1 (WTT- delivery vehs & freight > WTT- HGV (all diesel) > All HGVs > Average laden)",
         "TTW 0.10163, WTT 0.02359 kg/tkm",
     ),
     FactorRow(
         "mode", "rail", "g CO2e/tkm", D("27.79"), D("6.91"), DESNZ_FREIGHT,
-        "Freighting goods > Rail > Freight train > tonne.km; WTT- delivery vehs & freight > Rail > Freight train",
+        "TTW 27_315_3151_14_1 (Freighting goods > Rail > Freight train > tonne.km); "
+        "WTT 28_911_3151_14_1 (WTT- delivery vehs & freight > WTT- rail > Freight train)",
         "TTW 0.02779, WTT 0.00691 kg/tkm",
     ),
     FactorRow(
         "mode", "sea", "g CO2e/tkm", D("16.12"), D("3.65"), DESNZ_FREIGHT,
-        "Freighting goods > Cargo ship > Container ship > Average > tonne.km; "
-        "WTT- delivery vehs & freight > Cargo ship > Container ship > Average > tonne.km",
-        "TTW 0.01612, WTT 0.00365 kg/tkm (published WTT row; the previous edition derived 3.57)",
+        "TTW 27_320_3235_14_1 (Freighting goods > Cargo ship > Container ship > Average > tonne.km); "
+        "WTT 28_916_3235_14_1 (WTT- delivery vehs & freight > WTT- cargo ship > Container ship > Average)",
+        "TTW 0.01612, WTT 0.00365 kg/tkm (published WTT row; the first edition derived 3.57)",
     ),
     FactorRow(
         "mode", "air", "g CO2e/tkm", D("531.30"), D("135.16"), DESNZ_FREIGHT,
-        "Freighting goods > Freight flights > International, to/from non-UK > Without RF > tonne.km; "
-        "WTT- delivery vehs & freight > Freight flights > International, to/from non-UK",
+        "TTW 27_317_3159_14_1 (Freighting goods > Freight flights > International, to/from non-UK > Without RF "
+        "> tonne.km); WTT 28_913_3159_14_1 (WTT- delivery vehs & freight > WTT- freight flights > International, "
+        "to/from non-UK > Without RF)",
         "TTW 0.5313, WTT 0.13516 kg/tkm, without radiative forcing (ISO 14083 excludes non-CO2 effects). "
         "Per great-circle tonne-km; DESNZ includes an 8 % distance uplift in aviation factors",
     ),
     FactorRow(
         "mode", "inland_waterway", "g CO2e/tkm", D("14.07"), D("3.19"), DESNZ_FREIGHT,
-        "Freighting goods > Cargo ship > General cargo > 0-4999 dwt > tonne.km; "
-        "WTT- delivery vehs & freight > Cargo ship > General cargo > 0-4999 dwt > tonne.km",
+        "TTW 27_320_3224_14_1 (Freighting goods > Cargo ship > General cargo > 0-4999 dwt > tonne.km); "
+        "WTT 28_916_3224_14_1 (WTT- delivery vehs & freight > WTT- cargo ship > General cargo > 0-4999 dwt)",
         "APPROXIMATION (proxy vessel): DESNZ has no inland-waterway row; the smallest general cargo ship "
         "stands in for a barge. TTW 0.01407, WTT 0.00319 kg/tkm (both published rows)",
     ),
 )  # fmt: skip
 
 # kg CO2e per litre (diesel, petrol, hvo), per kg (cng, lng, hfo, mgo, jet_kerosene), per kWh (electricity).
+# Rows published per tonne are divided by 1000 (5 decimals).
 FUEL_FACTORS: tuple[FactorRow, ...] = (
     FactorRow(
         "fuel", "diesel", "kg CO2e/litre", D("2.57082"), D("0.61101"), DESNZ_FUELS,
-        "Fuels > Liquid fuels > Diesel (average biofuel blend) > litres; WTT- fuels > Diesel (average biofuel "
-        "blend) > litres",
+        "TTW 1_101_1011_8_1 (Fuels > Liquid fuels > Diesel (average biofuel blend) > litres); "
+        "WTT 11_101_1011_8_1 (WTT- fuels > Liquid fuels > Diesel (average biofuel blend) > litres)",
     ),
     FactorRow(
         "fuel", "petrol", "kg CO2e/litre", D("2.06916"), D("0.58094"), DESNZ_FUELS,
-        "1_101_1017_8_1 (Fuels > Liquid fuels > Petrol (average biofuel blend) > litres); WTT- fuels > Petrol "
-        "(average biofuel blend) > litres",
+        "TTW 1_101_1017_8_1 (Fuels > Liquid fuels > Petrol (average biofuel blend) > litres); "
+        "WTT 11_101_1017_8_1 (WTT- fuels > Liquid fuels > Petrol (average biofuel blend) > litres)",
     ),
     FactorRow(
         "fuel", "hvo", "kg CO2e/litre", D("0"), D("0.56439"), DESNZ_FUELS,
-        "WTT- bioenergy > Biofuel > Biodiesel HVO > litres",
+        "WTT 12_900_1036_8_1 (WTT- bioenergy > WTT- biofuel > Biodiesel HVO > litres)",
         "APPROXIMATION: biogenic CO2 of HVO combustion counted as zero (reported outside the scopes); its small "
         "CH4/N2O (Bioenergy > Biodiesel HVO, 0.03558 per litre) is omitted",
     ),
     FactorRow(
         "fuel", "cng", "kg CO2e/kg", D("2.57546"), D("0.53078"), DESNZ_FUELS,
-        "1_100_1001_15_1 (Fuels > Gaseous fuels > CNG > tonnes, 2575.46441 per tonne); WTT- fuels > CNG > tonnes",
+        "TTW 1_100_1001_15_1 (Fuels > Gaseous fuels > CNG > tonnes, 2575.46441); "
+        "WTT 11_100_1001_15_1 (WTT- fuels > Gaseous fuels > CNG > tonnes, 530.77887)",
     ),
     FactorRow(
         "fuel", "lng", "kg CO2e/kg", D("2.60330"), D("0.91223"), DESNZ_FUELS,
-        "1_100_1002_15_1 (Fuels > Gaseous fuels > LNG > tonnes, 2603.30441 per tonne); WTT- fuels > LNG > tonnes",
+        "TTW 1_100_1002_15_1 (Fuels > Gaseous fuels > LNG > tonnes, 2603.30441); "
+        "WTT 11_100_1002_15_1 (WTT- fuels > Gaseous fuels > LNG > tonnes, 912.22817)",
     ),
     FactorRow(
         "fuel", "hfo", "kg CO2e/kg", D("3.15475"), D("0.71487"), DESNZ_FUELS,
-        "1_101_1024_15_1 (Fuels > Liquid fuels > Marine fuel oil > tonnes, 3154.75334 per tonne); WTT- fuels > "
-        "Marine fuel oil > tonnes",
-        "Marine fuel oil row (the previous edition used generic Fuel oil, 3228.89). WTT 714.87 per tonne: the "
-        "WTT- fuels value for fuel oil; check the marine WTT row id against the workbook",
+        "TTW 1_101_1024_15_1 (Fuels > Liquid fuels > Marine fuel oil > tonnes, 3154.75334); "
+        "WTT 11_101_1024_15_1 (WTT- fuels > Liquid fuels > Marine fuel oil > tonnes, 714.86545)",
+        "Marine fuel oil rows (the first edition used generic Fuel oil, 3228.89). DESNZ publishes the same WTT "
+        "value for marine and generic fuel oil",
     ),
     FactorRow(
         "fuel", "mgo", "kg CO2e/kg", D("3.24530"), D("0.74384"), DESNZ_FUELS,
-        "1_101_1023_15_1 (Fuels > Liquid fuels > Marine gas oil > tonnes, 3245.30441 per tonne); WTT- fuels > "
-        "Marine gas oil > tonnes",
-        "Marine gas oil row (the previous edition used generic Gas oil, 3226.58). WTT 743.84 per tonne: the "
-        "WTT- fuels value for gas oil; check the marine WTT row id against the workbook",
+        "TTW 1_101_1023_15_1 (Fuels > Liquid fuels > Marine gas oil > tonnes, 3245.30441); "
+        "WTT 11_101_1023_15_1 (WTT- fuels > Liquid fuels > Marine gas oil > tonnes, 743.83524)",
+        "Marine gas oil rows (the first edition used generic Gas oil, 3226.58). DESNZ publishes the same WTT "
+        "value for marine and generic gas oil",
     ),
     FactorRow(
         "fuel", "jet_kerosene", "kg CO2e/kg", D("3.17837"), D("0.66179"), DESNZ_FUELS,
-        "Fuels > Liquid fuels > Aviation turbine fuel > tonnes (3178.37 per tonne); WTT- fuels > Aviation turbine "
-        "fuel > tonnes",
+        "TTW 1_101_1009_15_1 (Fuels > Liquid fuels > Aviation turbine fuel > tonnes, 3178.3652); "
+        "WTT 11_101_1009_15_1 (WTT- fuels > Liquid fuels > Aviation turbine fuel > tonnes, 661.79468)",
     ),
     FactorRow(
-        "fuel", "electricity", "kg CO2e/kWh", D("0"), D("0.19553"), "DESNZ 2025, UK electricity + T&D",
-        "UK electricity > Electricity: UK > kWh (0.177); Transmission and distribution > T&D- UK electricity > "
-        "kWh (0.01853)",
-        "TTW of electric traction is zero. APPROXIMATION: WTT = UK grid generation 0.177 + T&D 0.01853 per kWh "
-        "(the WTT of generation fuels is not included); the UK grid is used for every country",
+        "fuel", "electricity", "kg CO2e/kWh", D("0"), D("0.24540"), "DESNZ 2025, UK electricity, T&D and their WTT",
+        "WTT 7_400_4000_5_1 (UK electricity > Electricity: UK > kWh, 0.177) + 13_402_4000_5_1 (Transmission and "
+        "distribution > T&D- UK electricity > kWh, 0.01853) + 15_917_4000_5_1 (WTT- UK electricity > "
+        "generation, 0.0459) + 15_918_4000_5_1 (WTT- UK electricity > T&D, 0.00397)",
+        "TTW of electric traction is zero; energy provision (WTT) = generation, T&D losses and the upstream "
+        "of both (ISO 14083). APPROXIMATION: the UK grid is used for every country. The v2 edition omitted "
+        "the two upstream rows (0.19553)",
     ),
 )  # fmt: skip
 
