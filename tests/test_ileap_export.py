@@ -1,8 +1,8 @@
 """The ninth artifact: iLEAP ShipmentFootprints with TCEs and the TOCs they reference.
 
-The JSON Schemas below restate the required fields and types of the iLEAP technical
-specification (sine-fdn/ileap-extension, ``specs/index.bs`` data model and ``gen/schemas``
-ShipmentFootprint / TOC): Decimal is a string ``^-?\\d+(\\.\\d+)?$``, a GLEC distance is exactly
+The JSON Schemas below restate the required fields and types of the iLEAP Technical
+Specifications Version 1.0.0 (sine-fdn/ileap-extension, ``specs/index.bs`` data model:
+ShipmentFootprint, TCE, TOC, EnergyCarrier): Decimal is a string ``^-?\\d+(\\.\\d+)?$``, a GLEC distance is exactly
 one of actual / gcd / sfd, mass in kg, co2eWTW and co2eTTW in kg per TCE.
 """
 
@@ -55,37 +55,42 @@ SHIPMENT_FOOTPRINT = {
         "tces": {"type": "array", "items": TCE, "minItems": 1},
     },
 }
+ENERGY_CARRIER = {
+    "type": "object",
+    "required": ["energyCarrier", "relativeShare", "emissionFactorWTW", "emissionFactorTTW"],
+    "properties": {
+        "energyCarrier": {
+            "enum": ["Diesel", "HVO", "Petrol", "CNG", "LNG", "LPG", "HFO", "MGO", "Aviation fuel", "Hydrogen",
+                     "Methanol", "Electric"]
+        },
+        "relativeShare": DECIMAL,
+        "energyConsumption": DECIMAL,
+        "energyConsumptionUnit": {"enum": ["l", "kg", "kWh", "MJ"]},
+        "emissionFactorWTW": DECIMAL,
+        "emissionFactorTTW": DECIMAL,
+    },
+    # Version 1.0.0: the unit MUST be defined when the consumption is, and only then.
+    "dependentRequired": {
+        "energyConsumption": ["energyConsumptionUnit"],
+        "energyConsumptionUnit": ["energyConsumption"],
+    },
+    "additionalProperties": False,
+}
 TOC = {
     "type": "object",
-    "required": [
-        "tocId", "isVerified", "isAccredited", "mode", "energyCarriers", "co2eIntensityWTW", "co2eIntensityTTW",
-        "co2eIntensityThroughput",
-    ],
+    "required": ["tocId", "mode", "energyCarriers", "co2eIntensityWTW", "co2eIntensityTTW", "transportActivityUnit"],
     "properties": {
         "tocId": {"type": "string"},
-        "isVerified": {"type": "boolean"},
-        "isAccredited": {"type": "boolean"},
+        "certifications": {"type": "array", "items": {"type": "string"}},
+        "description": {"type": "string"},
         "mode": {"enum": ["Road", "Rail", "Air", "Sea", "InlandWaterway"]},
-        "energyCarriers": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "required": ["emissionFactorTTW", "emissionFactorWTW", "energyCarrier"],
-                "properties": {
-                    "emissionFactorTTW": DECIMAL,
-                    "emissionFactorWTW": DECIMAL,
-                    "energyCarrier": {
-                        "enum": ["Diesel", "HVO", "Petrol", "CNG", "LNG", "LPG", "HFO", "MGO", "Aviation fuel",
-                                 "Hydrogen", "Methanol", "Electric"]
-                    },
-                },
-            },
-        },
+        "energyCarriers": {"type": "array", "minItems": 1, "items": ENERGY_CARRIER},
         "co2eIntensityWTW": DECIMAL,
         "co2eIntensityTTW": DECIMAL,
-        "co2eIntensityThroughput": {"enum": ["TEUkm", "tkm"]},
+        "transportActivityUnit": {"enum": ["TEUkm", "tkm"]},
     },
+    # Only the properties Version 1.0.0 defines for a TOC (that we fill).
+    "additionalProperties": False,
 }  # fmt: skip
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
 
@@ -150,3 +155,23 @@ async def test_pack_links_the_export_on_both_transports(api: Api) -> None:
     assert got["ileapShipmentFootprintsUrl"] == pack["ileap_shipment_footprints_url"]
     assert [a["artifactType"] for a in got["artifacts"]][-1] == "ileap_shipment_footprints"
     assert len(got["artifacts"]) == 9
+
+
+async def test_measured_fuel_is_stated_per_tkm_and_defaults_state_none(api: Api) -> None:
+    rows = [
+        {"mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel", "fuel_amount": 90,
+         "vehicle_payload_tonnes": 24},  # 30 l allocated over 2,400 tkm
+        {"mode": "road", "distance_km": 100, "mass_tonnes": 5},
+    ]  # fmt: skip
+    ws, _ = await run_rows(api, rows)
+    doc = json.loads((await pack_files(api, ws["id"]))["ileap_shipment_footprints"])
+    validate(doc)
+    tocs = {t["tocId"]: t for t in doc["tocs"]}
+    primary = tocs["eg-road-primary-diesel"]["energyCarriers"][0]
+    assert (primary["energyConsumptionUnit"], primary["relativeShare"]) == ("l", "1")
+    assert Decimal(primary["energyConsumption"]) == (Decimal(90) * Decimal("0.333333") / 2400).quantize(Decimal("1e-9"))
+    intensity = Decimal(tocs["eg-road-primary-diesel"]["co2eIntensityWTW"])
+    implied = Decimal(primary["energyConsumption"]) * Decimal(primary["emissionFactorWTW"])
+    assert abs(implied - intensity) < Decimal("1e-6")
+    default = next(t for t in doc["tocs"] if "-default-" in t["tocId"])
+    assert "energyConsumption" not in default["energyCarriers"][0] and default["transportActivityUnit"] == "tkm"

@@ -1,7 +1,7 @@
 """ileap_shipment_footprints: the run as iLEAP ShipmentFootprints, TCEs and the TOCs they reference.
 
-Follows the data model of the iLEAP technical specification (sine-fdn/ileap-extension,
-``specs/index.bs``: ShipmentFootprint, TCE, TOC; JSON Schemas ``gen/schemas``): decimals as
+Follows the data model of the iLEAP Technical Specifications, Version 1.0.0 (sine-fdn/ileap-extension,
+``specs/index.bs``: ShipmentFootprint, TCE, TOC, EnergyCarrier): decimals as
 strings, mass in kg, transport activity in tonne-km, a GLEC distance with its type, co2eWTW and
 co2eTTW in kg per TCE. Rows that share an ``external_id`` are the legs (TCEs) of one shipment,
 in import order, each pointing at the one before (``prevTceIds``); a row without one is a
@@ -24,8 +24,10 @@ CONTENT_TYPE = "application/json"
 SUFFIX = "ileap-shipment-footprints.json"
 NEEDS_ROWS = True
 FORMAT = "evidence-gateway.ileap-shipment-footprints"
-FORMAT_VERSION = 1
-SPECIFICATION = "iLEAP Technical Specifications (SFC / SINE Foundation), data model ShipmentFootprint, TCE, TOC"
+FORMAT_VERSION = 2
+SPECIFICATION = "iLEAP Technical Specifications Version 1.0.0 (SFC / SINE Foundation): ShipmentFootprint, TCE, TOC"
+# iLEAP energyConsumptionUnit for our fuel units.
+CONSUMPTION_UNIT = {"litre": "l", "kg": "kg", "kWh": "kWh"}
 
 ILEAP_MODE = {
     "road": "Road",
@@ -59,6 +61,8 @@ class _Toc:
     wtw_kg: Decimal = Decimal(0)
     ttw_kg: Decimal = Decimal(0)
     tkm: Decimal = Decimal(0)
+    # Fuel actually used and allocated to the TCEs (primary TOCs only), in the fuel's unit.
+    fuel_used: Decimal | None = None
 
 
 @dataclass(slots=True)
@@ -116,29 +120,37 @@ def _tce(line: ShipmentLine, shipment_id: str, toc_id: str, previous: str | None
     return tce
 
 
-def _energy_carrier(fuel: str, factors: dict[str, FactorInfo]) -> dict[str, Any]:
-    f = factors.get(fuel)
-    return {
-        "energyCarrier": ENERGY_CARRIER.get(fuel, "Diesel"),
+def _energy_carrier(toc: _Toc, factors: dict[str, FactorInfo]) -> dict[str, Any]:
+    """One carrier (share 1). Its consumption per tkm is stated only where fuel was measured."""
+    f = factors.get(toc.fuel)
+    carrier: dict[str, Any] = {
+        "energyCarrier": ENERGY_CARRIER.get(toc.fuel, "Diesel"),
+        "relativeShare": "1",
         "emissionFactorWTW": decimal_string(f.wtw_value if f else 0.0),
         "emissionFactorTTW": decimal_string(f.ttw_value if f else 0.0),
-        "energyConsumptionUnit": f.unit.removeprefix("kg CO2e/") if f else None,
     }
+    unit = CONSUMPTION_UNIT.get(f.unit.removeprefix("kg CO2e/")) if f else None
+    if toc.fuel_used is not None and toc.tkm > 0 and unit is not None:
+        carrier["energyConsumption"] = decimal_string(toc.fuel_used / toc.tkm, 9)
+        carrier["energyConsumptionUnit"] = unit
+    return carrier
 
 
 def _toc_json(toc: _Toc, factors: dict[str, FactorInfo]) -> dict[str, Any]:
-    """Intensities in kg CO2e per tonne-km over the TCEs that reference the TOC."""
+    """Intensities in kg CO2e per tonne-km over the TCEs that reference the TOC.
+
+    iLEAP names TEUkm for sea and inland waterway; rows carry a mass and no TEU count, so every
+    TOC is per tkm (docs/packs.md).
+    """
     per_tkm = (lambda kg: kg / toc.tkm) if toc.tkm > 0 else (lambda kg: Decimal(0))
     return {
         "tocId": toc.toc_id,
-        "isVerified": False,
-        "isAccredited": False,
         "description": toc.description,
         "mode": ILEAP_MODE.get(toc.mode, toc.mode),
-        "energyCarriers": [_energy_carrier(toc.fuel, factors)],
+        "energyCarriers": [_energy_carrier(toc, factors)],
         "co2eIntensityWTW": decimal_string(per_tkm(toc.wtw_kg), 9),
         "co2eIntensityTTW": decimal_string(per_tkm(toc.ttw_kg), 9),
-        "co2eIntensityThroughput": "tkm",
+        "transportActivityUnit": "tkm",
     }
 
 
@@ -164,6 +176,9 @@ def build(data: PackData, rows: Rows) -> dict[str, Any]:
         toc.wtw_kg += _d(line.co2e_wtw_kg or 0.0)
         toc.ttw_kg += _d(line.co2e_ttw_kg or 0.0)
         toc.tkm += _d(line.tonne_km or 0.0)
+        if line.data_category == "primary" and line.fuel_amount is not None:
+            allocated = _d(line.fuel_amount) * _d(line.allocation_share if line.allocation_share is not None else 1.0)
+            toc.fuel_used = (toc.fuel_used or Decimal(0)) + allocated
         previous = shipment.tces[-1]["tceId"] if shipment.tces else None
         shipment.tces.append(_tce(line, key, toc_id, previous))
     quality = data.quality
