@@ -60,8 +60,20 @@ ENERGY_CARRIER = {
     "required": ["energyCarrier", "relativeShare", "emissionFactorWTW", "emissionFactorTTW"],
     "properties": {
         "energyCarrier": {
-            "enum": ["Diesel", "HVO", "Petrol", "CNG", "LNG", "LPG", "HFO", "MGO", "Aviation fuel", "Hydrogen",
-                     "Methanol", "Electric"]
+            "enum": [
+                "Diesel",
+                "HVO",
+                "Petrol",
+                "CNG",
+                "LNG",
+                "LPG",
+                "HFO",
+                "MGO",
+                "Aviation fuel",
+                "Hydrogen",
+                "Methanol",
+                "Electric",
+            ]
         },
         "relativeShare": DECIMAL,
         "energyConsumption": DECIMAL,
