@@ -7,6 +7,11 @@ bearer token looked up in ``api_key``. No ORM, no pydantic, no GraphQL.
 
 Serve it like the product: ``uvicorn floor_app:create_app --factory --app-dir bench``
 with ``BENCH_FLOOR_DATABASE_URL`` set (plain ``sqlite:///`` / ``postgresql://`` URLs work).
+
+Statements are built once (bound parameters) and rows are read as tuples, as the thinnest
+honest implementation would. ``BENCH_FLOOR_VARIANT=previous`` serves the floor as the figures
+before 2026-11-25 were measured (statements built per request, rows read through their
+mapping), so that ``bench/run.py --previous-floor`` can state the ratio between the two floors.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import event, func, insert, select
+from sqlalchemy import bindparam, event, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
 from starlette.applications import Starlette
@@ -56,6 +61,65 @@ KEY_RE = re.compile(r"^evk_[0-9a-f]{48}$")
 OPTS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z
 
 
+def _key_stmt() -> Any:
+    return select(API_KEY.c.id, API_KEY.c.org_id).where(
+        API_KEY.c.key_hash == bindparam("digest"), API_KEY.c.revoked_at.is_(None)
+    )
+
+
+def _count_stmt() -> Any:
+    return select(func.count()).select_from(WORKSPACE).where(WORKSPACE.c.org_id == bindparam("org"))
+
+
+def _page_stmt() -> Any:
+    return (
+        select(*COLUMNS)
+        .where(WORKSPACE.c.org_id == bindparam("org"))
+        .order_by(WORKSPACE.c.created_at.desc(), WORKSPACE.c.id.desc())
+        .limit(bindparam("limit"))
+        .offset(bindparam("offset"))
+    )
+
+
+def _detail_stmt() -> Any:
+    """The workspace and the id of its latest run's assessment, in one statement."""
+    latest_assessment = (
+        select(ASSESSMENT.c.id)
+        .where(ASSESSMENT.c.calculation_run_id == WORKSPACE.c.latest_calculation_run_id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    return select(*COLUMNS, latest_assessment.label("latest_quality_assessment_id")).where(
+        WORKSPACE.c.id == bindparam("id"), WORKSPACE.c.org_id == bindparam("org")
+    )
+
+
+def _by_id_stmt(table: Any) -> Any:
+    return select(table).where(table.c.id == bindparam("id"))
+
+
+BUILDERS = {
+    "key": _key_stmt,
+    "count": _count_stmt,
+    "page": _page_stmt,
+    "detail": _detail_stmt,
+    "run": lambda: _by_id_stmt(RUN),
+    "pack": lambda: _by_id_stmt(PACK),
+    "assessment": lambda: _by_id_stmt(ASSESSMENT),
+    "insert": lambda: insert(WORKSPACE),
+}
+
+
+class Statements:
+    """Built once, or (the previous floor) anew for every use."""
+
+    def __init__(self, prebuilt: bool) -> None:
+        self._built = {name: build() for name, build in BUILDERS.items()} if prebuilt else None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._built[name] if self._built is not None else BUILDERS[name]()
+
+
 def _default(value: Any) -> Any:
     if isinstance(value, uuid.UUID):  # asyncpg's UUID subclass
         return str(value)
@@ -80,8 +144,10 @@ def normalise(url: str) -> str:
 
 
 class Floor:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, previous: bool = False) -> None:
         url = normalise(url)
+        self.previous = previous
+        self.stmt = Statements(prebuilt=not previous)
         self.sqlite = url.startswith("sqlite")
         kwargs: dict[str, Any] = {} if self.sqlite else {"pool_size": 10, "max_overflow": 20}
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
@@ -103,12 +169,14 @@ class Floor:
         if scheme.lower() != "bearer" or not KEY_RE.fullmatch(token):
             return None
         digest = hashlib.sha256(token.encode()).hexdigest()
-        stmt = select(API_KEY.c.id, API_KEY.c.org_id).where(
-            API_KEY.c.key_hash == digest, API_KEY.c.revoked_at.is_(None)
-        )
         async with self.engine.connect() as conn:
-            row = (await conn.execute(stmt)).first()
-        return None if row is None else (row.id, row.org_id)
+            row = (await conn.execute(self.stmt["key"], {"digest": digest})).first()
+        return None if row is None else (row[0], row[1])
+
+    def _rows(self, rows: Any) -> list[dict[str, Any]]:
+        if self.previous:
+            return [dict(r._mapping) for r in rows]
+        return [dict(zip(FIELDS, r, strict=True)) for r in rows]
 
     async def list_workspaces(self, request: Request) -> Response:
         who = await self.principal(request)
@@ -121,17 +189,11 @@ class Floor:
             return error(422, "invalid input", "invalid_input")
         if page < 1 or not 1 <= per_page <= 100:
             return error(422, "invalid input", "invalid_input")
-        scoped = WORKSPACE.c.org_id == who[1]
+        org = who[1]
         async with self.engine.connect() as conn:
-            total = (await conn.execute(select(func.count()).select_from(WORKSPACE).where(scoped))).scalar_one()
-            rows = await conn.execute(
-                select(*COLUMNS)
-                .where(scoped)
-                .order_by(WORKSPACE.c.created_at.desc(), WORKSPACE.c.id.desc())
-                .limit(per_page)
-                .offset((page - 1) * per_page)
-            )
-            items = [dict(r._mapping) for r in rows]
+            total = (await conn.execute(self.stmt["count"], {"org": org})).scalar_one()
+            page_args = {"org": org, "limit": per_page, "offset": (page - 1) * per_page}
+            items = self._rows(await conn.execute(self.stmt["page"], page_args))
         return respond({"data": items, "pagination": {"page": page, "per_page": per_page, "total": total}})
 
     async def get_workspace(self, request: Request) -> Response:
@@ -142,25 +204,16 @@ class Floor:
             wid = uuid.UUID(request.path_params["id"])
         except ValueError:
             return error(404, "workspace not found", "not_found")
-        # One statement: the workspace and the ids of its latest run / pack / assessment.
-        latest_assessment = (
-            select(ASSESSMENT.c.id)
-            .where(ASSESSMENT.c.calculation_run_id == WORKSPACE.c.latest_calculation_run_id)
-            .limit(1)
-            .scalar_subquery()
-        )
-        stmt = select(*COLUMNS, latest_assessment.label("latest_quality_assessment_id")).where(
-            WORKSPACE.c.id == wid, WORKSPACE.c.org_id == who[1]
-        )
         async with self.engine.connect() as conn:
-            row = (await conn.execute(stmt)).first()
+            row = (await conn.execute(self.stmt["detail"], {"id": wid, "org": who[1]})).first()
             if row is None:
                 return error(404, "workspace not found", "not_found")
-            data = dict(row._mapping)
-            assessment_id = data.pop("latest_quality_assessment_id")
-            data["latest_calculation_run"] = await _one(conn, RUN, data["latest_calculation_run_id"])
-            data["latest_pack"] = await _one(conn, PACK, data["latest_report_pack_id"])
-            data["latest_quality_assessment"] = await _one(conn, ASSESSMENT, assessment_id)
+            data = dict(row._mapping) if self.previous else dict(zip(FIELDS, row, strict=False))
+            assessment_id = row[len(FIELDS)]
+            data.pop("latest_quality_assessment_id", None)
+            data["latest_calculation_run"] = await self._one(conn, "run", data["latest_calculation_run_id"])
+            data["latest_pack"] = await self._one(conn, "pack", data["latest_report_pack_id"])
+            data["latest_quality_assessment"] = await self._one(conn, "assessment", assessment_id)
         return respond({"data": data})
 
     async def create_workspace(self, request: Request) -> Response:
@@ -192,19 +245,20 @@ class Floor:
         if self.sqlite:
             async with self.write_lock, self.engine.connect() as conn:
                 await conn.exec_driver_sql("BEGIN IMMEDIATE")
-                await conn.execute(insert(WORKSPACE), row)
+                await conn.execute(self.stmt["insert"], row)
                 await conn.exec_driver_sql("COMMIT")
         else:
             async with self.engine.begin() as conn:
-                await conn.execute(insert(WORKSPACE), row)
+                await conn.execute(self.stmt["insert"], row)
         return respond({"data": {f: row[f] for f in FIELDS}}, 201)
 
-
-async def _one(conn: Any, table: Any, row_id: Any) -> dict[str, Any] | None:
-    if row_id is None:
-        return None
-    row = (await conn.execute(select(table).where(table.c.id == row_id))).first()
-    return None if row is None else dict(row._mapping)
+    async def _one(self, conn: Any, name: str, row_id: Any) -> dict[str, Any] | None:
+        if row_id is None:
+            return None
+        row = (await conn.execute(self.stmt[name], {"id": row_id})).first()
+        if row is None:
+            return None
+        return dict(row._mapping) if self.previous else dict(zip(row._fields, row, strict=True))
 
 
 def _validate(body: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
@@ -237,7 +291,7 @@ def _validate(body: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
 
 
 def create_app() -> Starlette:
-    floor = Floor(os.environ["BENCH_FLOOR_DATABASE_URL"])
+    floor = Floor(os.environ["BENCH_FLOOR_DATABASE_URL"], previous=os.environ.get("BENCH_FLOOR_VARIANT") == "previous")
 
     async def healthz(_request: Request) -> Response:
         return respond({"status": "ok"})

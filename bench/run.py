@@ -3,6 +3,7 @@
     python bench/run.py --quick     # ~3 minutes: SQLite and PostgreSQL, one worker
     python bench/run.py             # full (< 15 minutes): one and two workers, more rounds
     python bench/run.py --profile   # also py-spy the product under each load scenario
+    python bench/run.py --quick --previous-floor   # the previous floor in the product's place
 
 See docs/performance.md for what is measured and how. Prints a table and writes
 bench/results/<timestamp>.json.
@@ -201,11 +202,14 @@ def start_product(url: str, workers: int, cores: str, logdir: Path) -> Server:
     return Server("product", pinned(cmd, cores), base_env(), PORT_PRODUCT, logdir / f"product-w{workers}.log")
 
 
-def start_floor(url: str, workers: int, cores: str, logdir: Path) -> Server:
+def start_floor(url: str, workers: int, cores: str, logdir: Path, previous: bool = False) -> Server:
+    """The floor; ``previous``: the floor the figures before 2026-11-25 were measured against, on the
+    product's port, so that every ratio of the run reads "previous floor / floor"."""
+    port, name = (PORT_PRODUCT, "floor-previous") if previous else (PORT_FLOOR, "floor")
     cmd = [sys.executable, "-m", "uvicorn", "floor_app:create_app", "--factory", "--app-dir", str(BENCH)]
-    cmd += ["--host", "127.0.0.1", "--port", str(PORT_FLOOR), "--workers", str(workers)]
-    env = base_env() | {"BENCH_FLOOR_DATABASE_URL": url}
-    return Server("floor", pinned(cmd, cores), env, PORT_FLOOR, logdir / f"floor-w{workers}.log")
+    cmd += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
+    env = base_env() | {"BENCH_FLOOR_DATABASE_URL": url} | ({"BENCH_FLOOR_VARIANT": "previous"} if previous else {})
+    return Server(name, pinned(cmd, cores), env, port, logdir / f"{name}-w{workers}.log")
 
 
 def start_counter(app: str, url: str, port: int, logdir: Path) -> Server:
@@ -754,7 +758,10 @@ def run_phase(
     }
     cores = "0" if workers == 1 else "0,1"
     routes = rest_routes()  # read with the code the server is about to load
-    product = start_product(url, workers, cores, logdir)
+    if args.previous_floor:
+        product = start_floor(url, workers, cores, logdir, previous=True)
+    else:
+        product = start_product(url, workers, cores, logdir)
     floor = start_floor(url, workers, cores, logdir)
     try:
         t0 = time.perf_counter()
@@ -799,7 +806,7 @@ def run_phase(
                 f"ratio {r['ratio']:.2f}  p50 {r['product']['p50_ms']} ms p99 {r['product']['p99_ms']} ms")  # fmt: skip
         phase["load"] = results
         phase["memory_after_load"] = {"product": product.memory(), "floor": floor.memory()}
-        if args.profile and workers == 1:
+        if args.profile and workers == 1 and not args.previous_floor:
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
         if workers == 1 and backend in mode.scale_on and time.monotonic() < deadline:
@@ -807,12 +814,12 @@ def run_phase(
             phase["scale"] = scale_test(url, keys, detail_id, mode, product, floor)
             s = phase["scale"]["ratio_p50"]
             log(f"  scale p50 ratio product {s['product']}  floor {s['floor']}")
-        if workers == 1 and backend in mode.heavy_on and time.monotonic() < deadline:
+        if workers == 1 and backend in mode.heavy_on and time.monotonic() < deadline and not args.previous_floor:
             phase["heavy"] = heavy(product, keys["heavy"], routes, spy=args.profile)
     finally:
         product.stop()
         floor.stop()
-    if workers == 1:
+    if workers == 1 and not args.previous_floor:
         phase["sql_statements"] = sql_counts(url, scs, keys, nested, logdir)
     return phase
 
@@ -1030,6 +1037,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="short run (~3 min)")
     parser.add_argument("--profile", action="store_true", help="py-spy the product under each scenario")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument(
+        "--previous-floor",
+        action="store_true",
+        help="serve the previous floor (statements built per request) where the product runs: ratios = previous/floor",
+    )
     parser.add_argument("--markdown", metavar="RESULTS_JSON", help="print the tables of a results file and exit")
     args = parser.parse_args()
     if args.markdown:
@@ -1052,6 +1064,8 @@ def main() -> int:
         ).stdout.strip(),
         "phases": [],
     }
+    if args.previous_floor:
+        result["product_is"] = "the previous floor (BENCH_FLOOR_VARIANT=previous)"
     tmp = Path(tempfile.mkdtemp(prefix="eg-bench-"))
     logdir = RESULTS / f"logs-{started:%Y%m%dT%H%M%SZ}"
     logdir.mkdir()
