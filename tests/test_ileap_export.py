@@ -1,9 +1,11 @@
 """The ninth artifact: iLEAP ShipmentFootprints with TCEs and the TOCs they reference.
 
 The JSON Schemas below restate the required fields and types of the iLEAP Technical
-Specifications Version 1.0.0 (sine-fdn/ileap-extension, ``specs/index.bs`` data model:
-ShipmentFootprint, TCE, TOC, EnergyCarrier): Decimal is a string ``^-?\\d+(\\.\\d+)?$``, a GLEC distance is exactly
-one of actual / gcd / sfd, mass in kg, co2eWTW and co2eTTW in kg per TCE.
+Specifications Version 1.0.0 (sine-fdn/ileap-extension, ``specs/index.bs`` data model) and of
+its published JSON Schemas (sine-fdn/impact-protocols, ``ileap-data-model/schemas/toc.json`` and
+``shipment-footprint.json``): Decimal is a string ``^-?\\d+(\\.\\d+)?$``, a GLEC distance has
+one of actual / gcd / sfd, mass in kg, co2eWTW and co2eTTW in kg per TCE; a TOC names its
+``transportActivityUnit`` and each energy carrier its ``relativeShare``.
 """
 
 from __future__ import annotations
