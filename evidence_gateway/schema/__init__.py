@@ -8,6 +8,7 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.base import get_object_definition
@@ -19,6 +20,7 @@ from evidence_gateway.schema import (
     evidence,
     limits,
     packs,
+    scalars,
     subscriptions,
     webhook_endpoints,
     webhooks,
@@ -72,6 +74,8 @@ def build_schema(**kwargs: Any) -> EvidenceSchema:
     kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors])
     # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
+    # Wire formats shared with REST (schema/scalars.py).
+    kwargs.setdefault("config", StrawberryConfig(scalar_map=scalars.SCALARS))
     return EvidenceSchema(query=Query, mutation=Mutation, subscription=subscriptions.Subscription, **kwargs)
 
 
