@@ -96,7 +96,7 @@ async def test_allocation_needs_fuel(api: Api) -> None:
 
 
 GQL_IMPORT = "mutation($id: UUID!, $in: RegisterImportInput!) { registerImport(workspaceId: $id, input: $in) { id } }"
-GQL_FUEL = {"mode": "road", "distanceKm": 300, "fuelType": "diesel", "fuelAmount": 90, "massTonnes": 8}
+GQL_FUEL = {"mode": "ROAD", "distanceKm": 300, "fuelType": "DIESEL", "fuelAmount": 90, "massTonnes": 8}
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ async def test_graphql_import_carries_allocation_distance_type_and_date(api: Api
             **GQL_FUEL,
             "externalId": "P",
             "vehiclePayloadTonnes": 24,
-            "distanceType": "actual",
+            "distanceType": "ACTUAL",
             "shipmentDate": "2026-02-01",
         },
         {**GQL_FUEL, "externalId": "S", "fuelAllocationShare": 0.5, "shipmentDate": "2026-02-02"},

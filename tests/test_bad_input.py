@@ -23,10 +23,10 @@ NUL = "must not contain the NUL character (U+0000)"
 SURROGATE = "must not contain surrogate code points (U+D800-U+DFFF)"
 ROW = {"external_id": "S-1", "mode": "road", "distance_km": 100, "mass_tonnes": 2, "origin": "DEHAM",
        "destination": "NLRTM"}  # fmt: skip
-GQL_ROW = {"externalId": "S-1", "mode": "road", "distanceKm": 100, "massTonnes": 2, "origin": "DEHAM",
+GQL_ROW = {"externalId": "S-1", "mode": "ROAD", "distanceKm": 100, "massTonnes": 2, "origin": "DEHAM",
            "destination": "NLRTM"}  # fmt: skip
 EVIDENCE = {"evidence_type": "other", "title": "t", "file_name": "f.pdf", "file_url": "https://example.com/f.pdf"}
-GQL_EVIDENCE = {"evidenceType": "other", "title": "t", "fileName": "f.pdf", "fileUrl": "https://example.com/f.pdf"}
+GQL_EVIDENCE = {"evidenceType": "OTHER", "title": "t", "fileName": "f.pdf", "fileUrl": "https://example.com/f.pdf"}
 
 CREATE_WORKSPACE = "mutation($i: CreateWorkspaceInput!) { createWorkspace(input: $i) { id } }"
 REGISTER_IMPORT = (
@@ -147,7 +147,7 @@ async def test_nul_in_approval_comment(api: Api) -> None:
     before = await row_counts(api)
     body = {"action_type": "requested", "comment": "looks fine\x00"}
     assert_invalid(await rest(api, f"/api/v2/packs/{pack['id']}/approvals", body), {"comment": NUL})
-    variables = {"id": pack["id"], "i": {"actionType": "requested", "comment": "looks fine\x00"}}
+    variables = {"id": pack["id"], "i": {"actionType": "REQUESTED", "comment": "looks fine\x00"}}
     assert_gql_invalid(*await gql(api, RECORD_APPROVAL, variables), {"comment": NUL})
     assert await row_counts(api) == before
     assert (await api.get(f"/api/v2/packs/{pack['id']}")).json()["data"]["status"] == pack["status"]
@@ -267,7 +267,7 @@ async def test_brackets_inside_strings_do_not_count(api: Api) -> None:
 
 async def test_graphql_depth_limit(api: Api) -> None:
     query = json.dumps(CREATE_EVIDENCE)
-    prefix = '{"query": ' + query + ', "variables": {"i": {"evidenceType": "other", "title": "t", "fileName": "f.pdf", '
+    prefix = '{"query": ' + query + ', "variables": {"i": {"evidenceType": "OTHER", "title": "t", "fileName": "f.pdf", '
     prefix += '"fileUrl": "https://example.com/f.pdf", "extractedMetadataJson": '
 
     def body(metadata_depth: int) -> str:

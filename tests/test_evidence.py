@@ -273,13 +273,13 @@ GQL_CREATE = """mutation($i: CreateEvidenceItemInput!) { createEvidenceItem(inpu
 async def test_graphql_create_read_list_and_workspace_relation(api: Api, api_b: Api) -> None:
     ws = await create_workspace(api)
     created = await api.gql(GQL_CREATE, {"i": {
-        "evidenceType": "telematics", "title": "GPS export", "fileName": "gps.csv",
+        "evidenceType": "TELEMATICS", "title": "GPS export", "fileName": "gps.csv",
         "fileUrl": "http://files.example.com/gps.csv", "workspaceId": ws["id"],
         "extractedMetadataJson": {"km": 120}, "validFrom": "2025-01-01", "validTo": "2025-01-31"}})  # fmt: skip
     assert "errors" not in created, created
     data = created["data"]["createEvidenceItem"]
     assert (data["evidenceType"], data["verificationStatus"], data["attachmentScope"]) == (
-        "telematics", "unverified", "workspace")  # fmt: skip
+        "TELEMATICS", "UNVERIFIED", "WORKSPACE")  # fmt: skip
     assert data["extractedMetadataJson"] == {"km": 120} and data["workspaceId"] == ws["id"]
 
     rest = (await api.get(f"/api/v2/evidence-items/{data['id']}")).json()["data"]
@@ -293,7 +293,7 @@ async def test_graphql_create_read_list_and_workspace_relation(api: Api, api_b: 
     nested = await api.gql("query($id: UUID!) { workspace(id: $id) { evidenceItems { id title } } }", {"id": ws["id"]})
     assert nested["data"]["workspace"]["evidenceItems"] == [{"id": data["id"], "title": "GPS export"}]
 
-    minimal = {"evidenceType": "other", "title": "x", "fileName": "x", "fileUrl": "https://x.example/"}
+    minimal = {"evidenceType": "OTHER", "title": "x", "fileName": "x", "fileUrl": "https://x.example/"}
     foreign = await api_b.gql(GQL_CREATE, {"i": {**minimal, "workspaceId": ws["id"]}})
     assert gql_code(foreign) == "BAD_USER_INPUT"
     assert "workspace_id" in foreign["errors"][0]["extensions"]["fields"]

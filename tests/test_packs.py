@@ -214,7 +214,7 @@ async def test_concurrent_generation_numbers_versions_without_gaps(api: Api) -> 
     )
     packs = body["data"]["workspace"]["packs"]
     assert [p["versionNumber"] for p in packs] == list(range(8, 0, -1))
-    assert [p["status"] for p in packs] == ["generated"] + ["archived"] * 7
+    assert [p["status"] for p in packs] == ["GENERATED"] + ["ARCHIVED"] * 7
 
 
 @pytest.mark.parametrize("kind", [ArtifactType.quality_report, ArtifactType.shipment_xlsx])
@@ -285,7 +285,7 @@ async def test_other_organisation_sees_nothing(api: Api, api_b: Api) -> None:
         body = await api_b.gql(f"query($id: UUID!) {{ {query} }}", {"id": pack["id"]})
         assert gql_code(body) == "NOT_FOUND"
     body = await api_b.gql(
-        "mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: requested}) { statusAfter } }",
+        "mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: REQUESTED}) { statusAfter } }",
         {"id": pack["id"]},
     )
     assert gql_code(body) == "NOT_FOUND"
@@ -316,29 +316,29 @@ async def test_graphql_generate_and_read(api: Api) -> None:
     )
     assert "errors" not in body, body
     result = body["data"]["generatePack"]
-    assert result["pack"]["versionNumber"] == 1 and result["pack"]["status"] == "generated"
+    assert result["pack"]["versionNumber"] == 1 and result["pack"]["status"] == "GENERATED"
     assert result["artifactCount"] == 9 and result["supersededPackIds"] == []
     pack_id = result["pack"]["id"]
     body = await api.gql(
-        'mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: requested, comment: "go"}) {'
+        'mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: REQUESTED, comment: "go"}) {'
         " reportPackId workspaceId statusBefore statusAfter } }",
         {"id": pack_id},
     )
     assert body["data"]["recordApproval"] == {
-        "reportPackId": pack_id, "workspaceId": ws["id"], "statusBefore": "generated", "statusAfter": "in_review"
+        "reportPackId": pack_id, "workspaceId": ws["id"], "statusBefore": "GENERATED", "statusAfter": "IN_REVIEW"
     }  # fmt: skip
     pack = (await api.gql(PACK_QUERY, {"id": pack_id}))["data"]["pack"]
     rest = (await api.get(f"/api/v2/packs/{pack_id}")).json()["data"]
-    assert pack["status"] == "in_review" and pack["packHash"] == rest["pack_hash"]
+    assert pack["status"] == "IN_REVIEW" and pack["packHash"] == rest["pack_hash"]
     assert pack["calculationRun"]["id"] == rest["calculation_run_id"]
     assert pack["qualityAssessment"]["id"] == rest["data_quality_assessment_id"]
     assert pack["summaryPdfUrl"] == rest["summary_pdf_url"]
-    assert [a["artifactType"] for a in pack["artifacts"]] == [t.value for t in ArtifactType]
+    assert [a["artifactType"] for a in pack["artifacts"]] == [t.name.upper() for t in ArtifactType]
     assert all(a["signedDownloadUrl"] and a["contentSha256"] for a in pack["artifacts"])
     resp = await fetch(api, pack["artifacts"][0]["signedDownloadUrl"])
     assert resp.status_code == 200 and resp.content.startswith(b"%PDF")
     assert pack["approvals"] == [
-        {"actionType": "requested", "statusBefore": "generated", "statusAfter": "in_review", "comment": "go",
+        {"actionType": "REQUESTED", "statusBefore": "GENERATED", "statusAfter": "IN_REVIEW", "comment": "go",
          "apiKeyId": pack["approvals"][0]["apiKeyId"], "createdAt": pack["approvals"][0]["createdAt"]}
     ]  # fmt: skip
     body = await api.gql(
@@ -445,4 +445,4 @@ async def test_cancelled_generation_marks_the_pack_failed(api: Api, monkeypatch:
     with pytest.raises(asyncio.CancelledError):
         await task
     body = await api.gql("query($id: UUID!) { workspace(id: $id) { packs { status } } }", {"id": ws["id"]})
-    assert body["data"]["workspace"]["packs"] == [{"status": "failed"}]
+    assert body["data"]["workspace"]["packs"] == [{"status": "FAILED"}]

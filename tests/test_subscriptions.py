@@ -247,7 +247,7 @@ async def test_pack_status_changes(ws_url: str, api: Api, key_a: str) -> None:
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
         op = await client.subscribe(PACK, {"id": watched["id"]})
         first = (await client.data(op))["pack"]
-        assert (first["id"], first["status"], first["approvals"]) == (watched["id"], "generated", [])
+        assert (first["id"], first["status"], first["approvals"]) == (watched["id"], "GENERATED", [])
         steps = [("requested", "in_review"), ("approved", "approved"), ("published", "published")]
         for number, (action, status) in enumerate(steps, start=1):
             # The other pack's changes (and its workspace's) come first and must not wake this one.
@@ -257,7 +257,7 @@ async def test_pack_status_changes(ws_url: str, api: Api, key_a: str) -> None:
             assert resp.status_code == 201, resp.text
             now = (await client.data(op))["pack"]
             # Read afresh each time: nothing cached from the connection's earlier messages.
-            assert (now["status"], len(now["approvals"])) == (status, number), now
+            assert (now["status"], len(now["approvals"])) == (status.upper(), number), now
         unknown = await client.message(await client.subscribe(PACK, {"id": str(uuid.uuid4())}))
         assert unknown["payload"]["errors"][0]["extensions"]["code"] == "NOT_FOUND"
         assert client.pending(op) == 0

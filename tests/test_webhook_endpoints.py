@@ -333,7 +333,7 @@ async def test_graphql_runs_the_same_lifecycle(api: Api, receiver: Receiver) -> 
     created = body["data"]["createWebhookEndpoint"]
     assert created["secret"].startswith("whsec_")
     endpoint_id = created["endpoint"]["id"]
-    assert created["endpoint"]["status"] == "healthy"
+    assert created["endpoint"]["status"] == "HEALTHY"
 
     body = await api.gql(
         'mutation ($id: UUID!) { updateWebhookEndpoint(id: $id, input: {description: "gql"}) { description } }',

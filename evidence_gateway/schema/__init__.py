@@ -16,6 +16,7 @@ from strawberry.types.graphql import OperationType
 
 from evidence_gateway.schema import (
     calculations,
+    enums,
     events,
     evidence,
     limits,
@@ -74,8 +75,10 @@ def build_schema(**kwargs: Any) -> EvidenceSchema:
     kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors])
     # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
-    # Wire formats shared with REST (schema/scalars.py).
-    kwargs.setdefault("config", StrawberryConfig(scalar_map=scalars.SCALARS))
+    # Wire formats shared with REST (schema/scalars.py); enum values in SCREAMING_SNAKE_CASE (schema/enums.py).
+    kwargs.setdefault(
+        "config", StrawberryConfig(scalar_map=scalars.SCALARS, name_converter=enums.EvidenceNameConverter())
+    )
     return EvidenceSchema(query=Query, mutation=Mutation, subscription=subscriptions.Subscription, **kwargs)
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 
 from evidence_gateway.resolvers.pagination import Page
+
+PageArg = Annotated[int, strawberry.argument(description="1-based page number; past the last page, items is empty.")]
+PerPageArg = Annotated[int, strawberry.argument(description="Items per page, 1 to 100.")]
 
 
 @strawberry.type(description="Position of a page within a list (same rules as the REST contract).")

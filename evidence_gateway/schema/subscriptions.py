@@ -93,7 +93,9 @@ class Subscription:
             "status_changed). NOT_FOUND for unknown or other organisations' ids, as pack(id)."
         )
     )
-    async def pack(self, info: GqlInfo, id: uuid.UUID) -> AsyncGenerator[ReportPackType, None]:
+    async def pack(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack to follow.")]
+    ) -> AsyncGenerator[ReportPackType, None]:
         changes = follow_pack(_hub(info), info.context.ctx, id, _recheck(info))
         async with contextlib.aclosing(changes):
             async for pack in changes:
