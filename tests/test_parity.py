@@ -91,7 +91,9 @@ def get_scenario(name: str, *, other_org: bool, expected: str) -> Scenario:
     async def gql(api: Api, api_b: Api, env: Env) -> str:
         caller = api_b if other_org else api
         wid = env["ws"]["id"] if other_org else str(uuid.uuid4())
-        return gql_outcome(await caller.gql(GQL_GET, {"id": wid}))
+        body = await caller.gql(GQL_GET, {"id": wid})
+        # REST's 404 is GraphQL's null lookup (docs/graphql-schema.md): no error, no record.
+        return "NOT_FOUND" if body == {"data": {"workspace": None}, "_status": 200} else gql_outcome(body)
 
     return Scenario(name, _one_workspace, rest, gql, _workspaces_state, expected)
 

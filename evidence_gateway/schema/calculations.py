@@ -13,7 +13,7 @@ from strawberry.types import Info
 from evidence_gateway.models import CalculationRun, DataQualityAssessment
 from evidence_gateway.resolvers import calculations, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatusEnum, WorkspaceStatusEnum
@@ -196,15 +196,15 @@ class WorkspaceCalculationFields:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="Latest quality assessment of a workspace; NOT_FOUND before the first run.")
+    @strawberry.field(description=f"Latest quality assessment of a workspace: {LOOKUP_RULE}, and before its first run.")
     async def quality_assessment(
         self,
         info: GqlInfo,
         workspace_id: Annotated[
             uuid.UUID, strawberry.argument(description="Workspace whose latest assessment to read.")
         ],
-    ) -> DataQualityAssessmentType:
-        return from_model(DataQualityAssessmentType, await calculations.get_quality(info.context.ctx, workspace_id))
+    ) -> DataQualityAssessmentType | None:
+        return _assessment(await or_null(calculations.get_quality(info.context.ctx, workspace_id)))
 
     @strawberry.field(description="Seeded methodology profiles, default first.")
     async def methodology_profiles(self, info: GqlInfo) -> list[MethodologyProfileType]:
@@ -220,13 +220,14 @@ class Query:
         return LegacyReportPage(items=[_legacy(v) for v in result.items], pagination=PaginationMeta.of(result))
 
     @strawberry.field(
-        description=f"DEPRECATED: one legacy v1 report; NOT_FOUND for unknown ids. {LEGACY_DEPRECATION}",
+        description=f"DEPRECATED: one legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
     async def legacy_report(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Legacy report id.")]
-    ) -> LegacyReportType:
-        return _legacy(await legacy.get_legacy_report(info.context.ctx, id))
+    ) -> LegacyReportType | None:
+        found = await or_null(legacy.get_legacy_report(info.context.ctx, id))
+        return None if found is None else _legacy(found)
 
 
 @strawberry.type

@@ -12,7 +12,7 @@ from strawberry.types import Info
 
 from evidence_gateway.resolvers import evidence
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import AttachmentScopeEnum, EvidenceTypeEnum, VerificationStatusEnum
@@ -102,11 +102,12 @@ class WorkspaceEvidenceFields:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="One evidence item; NOT_FOUND for unknown or other organisations' ids.")
+    @strawberry.field(description=f"One evidence item; {LOOKUP_RULE}.")
     async def evidence_item(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Evidence item id.")]
-    ) -> EvidenceItemType:
-        return evidence_item(await evidence.get_evidence_item(info.context.ctx, id))
+    ) -> EvidenceItemType | None:
+        found = await or_null(evidence.get_evidence_item(info.context.ctx, id))
+        return None if found is None else evidence_item(found)
 
     @strawberry.field(description="The caller's evidence items, newest first; optionally one workspace's.")
     async def evidence_items(

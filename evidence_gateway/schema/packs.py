@@ -20,6 +20,7 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.resolvers import approvals, calculations, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
+from evidence_gateway.schema.common import LOOKUP_RULE, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionTypeEnum, ArtifactStatusEnum, ArtifactTypeEnum, PackStatusEnum
@@ -242,11 +243,12 @@ class WorkspacePackFields:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="One pack; NOT_FOUND for unknown or other organisations' ids.")
+    @strawberry.field(description=f"One pack; {LOOKUP_RULE}.")
     async def pack(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack id.")]
-    ) -> ReportPackType:
-        return pack_type(await packs.get_pack(info.context.ctx, id))
+    ) -> ReportPackType | None:
+        found = await or_null(packs.get_pack(info.context.ctx, id))
+        return None if found is None else pack_type(found)
 
 
 @strawberry.type

@@ -90,7 +90,8 @@ class Subscription:
     @strawberry.subscription(
         description=(
             "One pack as it is now, then again after each of its pack.* events (generated, failed, "
-            "status_changed). NOT_FOUND for unknown or other organisations' ids, as pack(id)."
+            "status_changed). NOT_FOUND for unknown or other organisations' ids: a stream has no null to "
+            "answer with, unlike the pack(id) query."
         )
     )
     async def pack(

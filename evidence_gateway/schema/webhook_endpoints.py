@@ -14,7 +14,7 @@ from evidence_gateway.models import WebhookEndpoint
 from evidence_gateway.representation import endpoint_status
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.webhooks import WebhookDeliveryPage, WebhookDeliveryType
@@ -121,11 +121,12 @@ class Query:
         result = await endpoints.list_endpoints(info.context.ctx, page_params(page, per_page))
         return WebhookEndpointPage(items=[endpoint_type(e) for e in result.items], pagination=PaginationMeta.of(result))
 
-    @strawberry.field(description="One webhook endpoint; NOT_FOUND for unknown or other organisations' ids.")
+    @strawberry.field(description=f"One webhook endpoint; {LOOKUP_RULE}.")
     async def webhook_endpoint(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Webhook endpoint id.")]
     ) -> WebhookEndpointType | None:
-        return endpoint_type(await endpoints.get_endpoint(info.context.ctx, id))
+        found = await or_null(endpoints.get_endpoint(info.context.ctx, id))
+        return None if found is None else endpoint_type(found)
 
 
 @strawberry.type

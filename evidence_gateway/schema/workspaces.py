@@ -12,7 +12,7 @@ from strawberry.types import Info
 from evidence_gateway.resolvers import imports, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
-from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import (
@@ -136,11 +136,12 @@ class Query:
             items=[from_model(WorkspaceType, w) for w in result.items], pagination=PaginationMeta.of(result)
         )
 
-    @strawberry.field(description="One workspace; NOT_FOUND for unknown or other organisations' ids.")
+    @strawberry.field(description=f"One workspace; {LOOKUP_RULE}.")
     async def workspace(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Workspace id.")]
     ) -> WorkspaceType | None:
-        return from_model(WorkspaceType, await workspaces.get_workspace(info.context.ctx, id))
+        found = await or_null(workspaces.get_workspace(info.context.ctx, id))
+        return None if found is None else from_model(WorkspaceType, found)
 
 
 @strawberry.type
