@@ -296,7 +296,7 @@ async def test_graphql_create_read_list_and_workspace_relation(api: Api, api_b: 
     minimal = {"evidenceType": "OTHER", "title": "x", "fileName": "x", "fileUrl": "https://x.example/"}
     foreign = await api_b.gql(GQL_CREATE, {"i": {**minimal, "workspaceId": ws["id"]}})
     assert gql_code(foreign) == "BAD_USER_INPUT"
-    assert "workspace_id" in foreign["errors"][0]["extensions"]["fields"]
+    assert "input.workspaceId" in foreign["errors"][0]["extensions"]["fields"]
     bad_meta = await api.gql(GQL_CREATE, {"i": {**minimal, "extractedMetadataJson": [1]}})
     assert gql_code(bad_meta) == "BAD_USER_INPUT"
     assert await stored_count(api) == 1
