@@ -11,12 +11,13 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from evidence_gateway.models import CalculationRun, DataQualityAssessment
-from evidence_gateway.resolvers import calculations, legacy, methodology
+from evidence_gateway.resolvers import calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatusEnum, WorkspaceStatusEnum
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 from evidence_gateway.timeutil import as_aware
 
 GqlInfo = Info[GraphQLContext, None]
@@ -52,7 +53,7 @@ class DataQualityAssessmentType:
 
 
 @strawberry.type(name="CalculationRun", description="One calculation of a workspace's emissions.")
-class CalculationRunType:
+class CalculationRunType(Node):
     id: uuid.UUID = strawberry.field(description="Run id.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace calculated.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
@@ -186,6 +187,16 @@ class WorkspaceCalculationFields:
         if run_id is None:
             return None
         return _assessment(await info.context.loader(calculations.assessments_by_run_ids).load(run_id))
+
+    @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
+    async def calculation_runs_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[CalculationRunType]:
+        workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
+        found = await connections.calculation_runs(
+            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        )
+        return connection(found, lambda r: from_model(CalculationRunType, r))
 
     @strawberry.field(description="Every calculation run of the workspace (completed and failed), newest first.")
     async def calculation_runs(self, info: GqlInfo) -> list[CalculationRunType]:

@@ -10,18 +10,19 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from evidence_gateway.resolvers import evidence
+from evidence_gateway.resolvers import connections, evidence
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import AttachmentScopeEnum, EvidenceTypeEnum, VerificationStatusEnum
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
 
 
 @strawberry.type(name="EvidenceItem", description="A supporting document (receipt, invoice, telematics export, …).")
-class EvidenceItemType:
+class EvidenceItemType(Node):
     id: uuid.UUID = strawberry.field(description="Evidence item id.")
     workspace_id: uuid.UUID | None = strawberry.field(
         description="Workspace it belongs to (also set when implied by its pack or shipment)."
@@ -108,6 +109,27 @@ class Query:
     ) -> EvidenceItemType | None:
         found = await or_null(evidence.get_evidence_item(info.context.ctx, id))
         return None if found is None else evidence_item(found)
+
+    @strawberry.field(
+        description="The caller's evidence items, newest first, by cursor; optionally one workspace's "
+        "(NOT_FOUND if the workspace is not the caller's, as evidenceItems)."
+    )
+    async def evidence_items_connection(
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[
+            uuid.UUID | None,
+            strawberry.argument(description="Only the items of this workspace (incl. its packs and shipments)."),
+        ] = None,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[EvidenceItemType]:
+        found = await connections.evidence_items(
+            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        )
+        return connection(found, evidence_item)
 
     @strawberry.field(description="The caller's evidence items, newest first; optionally one workspace's.")
     async def evidence_items(

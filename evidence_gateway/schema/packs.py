@@ -18,13 +18,14 @@ from evidence_gateway.models import (
     PackStatus,
     ReportPack,
 )
-from evidence_gateway.resolvers import approvals, calculations, packs
+from evidence_gateway.resolvers import approvals, calculations, connections, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionTypeEnum, ArtifactStatusEnum, ArtifactTypeEnum, PackStatusEnum
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 if TYPE_CHECKING:
     from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
@@ -84,7 +85,7 @@ async def _artifact_url(info: GqlInfo, pack_id: uuid.UUID, kind: ArtifactType) -
 
 
 @strawberry.type(name="ReportPack", description="A versioned evidence pack: nine artifacts built from one run.")
-class ReportPackType:
+class ReportPackType(Node):
     id: uuid.UUID = strawberry.field(description="Pack id.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace the pack was built from.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
@@ -233,6 +234,16 @@ class WorkspacePackFields:
             return None
         found = await info.context.loader(packs.packs_by_ids).load(pack_id)
         return None if found is None else pack_type(found)
+
+    @strawberry.field(description="The workspace's packs, newest first, by cursor.")
+    async def packs_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[ReportPackType]:
+        workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
+        found = await connections.packs(
+            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        )
+        return connection(found, pack_type)
 
     @strawberry.field(description="Every pack of the workspace, newest version first.")
     async def packs(self, info: GqlInfo) -> list[ReportPackType]:

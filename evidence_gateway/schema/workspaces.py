@@ -9,7 +9,7 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway.resolvers import imports, workspaces
+from evidence_gateway.resolvers import connections, imports, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
@@ -25,6 +25,7 @@ from evidence_gateway.schema.enums import (
 )
 from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
 from evidence_gateway.schema.packs import WorkspacePackFields
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -44,7 +45,7 @@ class ImportBatchType:
 
 
 @strawberry.type(name="Workspace", description="A reporting workspace: the container of imports, runs and packs.")
-class WorkspaceType(WorkspaceCalculationFields, WorkspacePackFields, WorkspaceEvidenceFields):
+class WorkspaceType(Node, WorkspaceCalculationFields, WorkspacePackFields, WorkspaceEvidenceFields):
     id: uuid.UUID = strawberry.field(description="Workspace id.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
     name: str = strawberry.field(description="Display name.")
@@ -135,6 +136,15 @@ class Query:
         return WorkspacePage(
             items=[from_model(WorkspaceType, w) for w in result.items], pagination=PaginationMeta.of(result)
         )
+
+    @strawberry.field(
+        description="The caller's workspaces, newest first, by cursor: page 5,000 costs what page 1 costs."
+    )
+    async def workspaces_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[WorkspaceType]:
+        found = await connections.workspaces(info.context.ctx, first=first, after=after, last=last, before=before)
+        return connection(found, lambda w: from_model(WorkspaceType, w))
 
     @strawberry.field(description=f"One workspace; {LOOKUP_RULE}.")
     async def workspace(
