@@ -3,6 +3,8 @@ organisation scoping, totalCount only when selected."""
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -106,6 +108,19 @@ async def test_bad_arguments_and_cursors_are_bad_user_input(api: Api) -> None:
         assert gql_code(body) == "BAD_USER_INPUT", args
         assert body["data"] is None
         assert field in body["errors"][0]["extensions"]["fields"], (args, body)
+
+
+async def test_forged_cursors_are_refused_before_any_query(api: Api) -> None:
+    def forged(*parts: Any) -> str:
+        return base64.urlsafe_b64encode(json.dumps(list(parts)).encode()).decode().rstrip("=")
+
+    events = "query($after: String) { eventsConnection(after: $after) { nodes { id } } }"
+    for cursor in (forged("event", 2**63), forged("event", -1), forged("event", "1"), forged("event", 1, 2)):
+        body = await api.gql(events, {"after": cursor})
+        assert gql_code(body) == "BAD_USER_INPUT" and "after" in body["errors"][0]["extensions"]["fields"], cursor
+    for cursor in (forged("workspace", "2026-01-01T00:00:00", str(uuid.uuid4())), forged("workspace", "x", "y")):
+        body = await api.gql(PAGE, {"after": cursor})  # a naive time, then nonsense
+        assert gql_code(body) == "BAD_USER_INPUT", cursor
 
 
 async def test_connections_are_scoped_to_the_organisation(api: Api, api_b: Api) -> None:

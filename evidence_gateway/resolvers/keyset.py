@@ -45,7 +45,8 @@ def _aware(value: Any) -> datetime:
 
 
 def _whole(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    # Within BIGINT: a forged cursor must not reach PostgreSQL as an out-of-range parameter.
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
         raise ValueError
     return value
 
