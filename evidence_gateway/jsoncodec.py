@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -25,3 +26,10 @@ def dumps(content: Any) -> bytes:
 def plain(content: Any) -> Any:
     """The JSON-safe form (strings for ids and times) of a rendered resource, for JSON columns."""
     return orjson.loads(dumps(content))
+
+
+def timestamp(value: datetime) -> str:
+    """A datetime as every JSON body writes it (``...Z``), for places that need the text alone
+    (the GraphQL ``DateTime`` scalar): the same encoder, so the two transports cannot differ."""
+    text: str = orjson.dumps(value, option=_JSON_OPTIONS).decode()
+    return text[1:-1]

@@ -136,7 +136,7 @@ async def test_workspace_follows_its_pack_to_publication(api: Api) -> None:
         {"id": pack["id"]},
     )
     assert [a["statusAfter"] for a in body["data"]["pack"]["approvals"]] == [
-        "in_review", "draft", "in_review", "approved", "published"
+        "IN_REVIEW", "DRAFT", "IN_REVIEW", "APPROVED", "PUBLISHED"
     ]  # fmt: skip
 
 
@@ -192,10 +192,11 @@ async def test_graphql_refusals_match_rest(api: Api) -> None:
         "mutation($id: UUID!, $a: ApprovalActionType!) {"
         " recordApproval(packId: $id, input: {actionType: $a}) { statusBefore statusAfter } }"
     )
-    body = await api.gql(mutation, {"id": pack["id"], "a": "published"})
+    body = await api.gql(mutation, {"id": pack["id"], "a": "PUBLISHED"})
     assert gql_code(body) == "CONFLICT"
     assert body["errors"][0]["extensions"]["allowed_actions"] == ["requested"]
-    body = await api.gql(mutation, {"id": pack["id"], "a": "nonsense"})
-    assert gql_code(body) == "BAD_USER_INPUT"
-    body = await api.gql(mutation, {"id": pack["id"], "a": "requested"})
-    assert body["data"]["recordApproval"] == {"statusBefore": "generated", "statusAfter": "in_review"}
+    for wrong in ("nonsense", "requested"):  # REST's lowercase wire value is not the GraphQL name
+        body = await api.gql(mutation, {"id": pack["id"], "a": wrong})
+        assert gql_code(body) == "BAD_USER_INPUT"
+    body = await api.gql(mutation, {"id": pack["id"], "a": "REQUESTED"})
+    assert body["data"]["recordApproval"] == {"statusBefore": "GENERATED", "statusAfter": "IN_REVIEW"}

@@ -23,10 +23,10 @@ NUL = "must not contain the NUL character (U+0000)"
 SURROGATE = "must not contain surrogate code points (U+D800-U+DFFF)"
 ROW = {"external_id": "S-1", "mode": "road", "distance_km": 100, "mass_tonnes": 2, "origin": "DEHAM",
        "destination": "NLRTM"}  # fmt: skip
-GQL_ROW = {"externalId": "S-1", "mode": "road", "distanceKm": 100, "massTonnes": 2, "origin": "DEHAM",
+GQL_ROW = {"externalId": "S-1", "mode": "ROAD", "distanceKm": 100, "massTonnes": 2, "origin": "DEHAM",
            "destination": "NLRTM"}  # fmt: skip
 EVIDENCE = {"evidence_type": "other", "title": "t", "file_name": "f.pdf", "file_url": "https://example.com/f.pdf"}
-GQL_EVIDENCE = {"evidenceType": "other", "title": "t", "fileName": "f.pdf", "fileUrl": "https://example.com/f.pdf"}
+GQL_EVIDENCE = {"evidenceType": "OTHER", "title": "t", "fileName": "f.pdf", "fileUrl": "https://example.com/f.pdf"}
 
 CREATE_WORKSPACE = "mutation($i: CreateWorkspaceInput!) { createWorkspace(input: $i) { id } }"
 REGISTER_IMPORT = (
@@ -98,17 +98,20 @@ def nested(depth: int, opener: str = '{"a":', closer: str = "}", leaf: str = "{}
 
 
 @pytest.mark.parametrize(
-    ("fields", "path"),
-    [({"name": "Q1\x00freight"}, "name"), ({"name": "Q1", "external_reference": "PO-\x00"}, "external_reference")],
+    ("fields", "path", "gql_path"),
+    [
+        ({"name": "Q1\x00freight"}, "name", "input.name"),
+        ({"name": "Q1", "external_reference": "PO-\x00"}, "external_reference", "input.externalReference"),
+    ],
     ids=["name", "external_reference"],
 )
-async def test_nul_in_workspace_fields(api: Api, fields: dict[str, str], path: str) -> None:
+async def test_nul_in_workspace_fields(api: Api, fields: dict[str, str], path: str, gql_path: str) -> None:
     before = await row_counts(api)
     assert_invalid(await rest(api, "/api/v2/workspaces", fields), {path: NUL})
     gql_input = {"name": fields["name"]} | (
         {"externalReference": fields["external_reference"]} if "external_reference" in fields else {}
     )
-    assert_gql_invalid(*await gql(api, CREATE_WORKSPACE, {"i": gql_input}), {path: NUL})
+    assert_gql_invalid(*await gql(api, CREATE_WORKSPACE, {"i": gql_input}), {gql_path: NUL})
     assert await row_counts(api) == before
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 0
 
@@ -119,7 +122,7 @@ async def test_nul_in_import_source_filename(api: Api) -> None:
     body = {"source_row_count": 1, "source_filename": "q1\x00.csv", "shipments": [ROW]}
     assert_invalid(await rest(api, f"/api/v2/workspaces/{ws['id']}/imports", body), {"source_filename": NUL})
     variables = {"id": ws["id"], "i": {"sourceRowCount": 1, "sourceFilename": "q1\x00.csv", "shipments": [GQL_ROW]}}
-    assert_gql_invalid(*await gql(api, REGISTER_IMPORT, variables), {"source_filename": NUL})
+    assert_gql_invalid(*await gql(api, REGISTER_IMPORT, variables), {"input.sourceFilename": NUL})
     assert await row_counts(api) == before
     assert (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]["status"] == "draft"
 
@@ -137,7 +140,7 @@ async def test_nul_in_a_shipment_row_is_named_by_index(api: Api, field: str, gql
     body = {"source_row_count": 5, "shipments": rows}
     assert_invalid(await rest(api, f"/api/v2/workspaces/{ws['id']}/imports", body), expected)
     variables = {"id": ws["id"], "i": {"sourceRowCount": 5, "shipments": gql_rows}}
-    assert_gql_invalid(*await gql(api, REGISTER_IMPORT, variables), expected)
+    assert_gql_invalid(*await gql(api, REGISTER_IMPORT, variables), {f"input.shipments[3].{gql_field}": NUL})
     assert await row_counts(api) == before
 
 
@@ -147,8 +150,8 @@ async def test_nul_in_approval_comment(api: Api) -> None:
     before = await row_counts(api)
     body = {"action_type": "requested", "comment": "looks fine\x00"}
     assert_invalid(await rest(api, f"/api/v2/packs/{pack['id']}/approvals", body), {"comment": NUL})
-    variables = {"id": pack["id"], "i": {"actionType": "requested", "comment": "looks fine\x00"}}
-    assert_gql_invalid(*await gql(api, RECORD_APPROVAL, variables), {"comment": NUL})
+    variables = {"id": pack["id"], "i": {"actionType": "REQUESTED", "comment": "looks fine\x00"}}
+    assert_gql_invalid(*await gql(api, RECORD_APPROVAL, variables), {"input.comment": NUL})
     assert await row_counts(api) == before
     assert (await api.get(f"/api/v2/packs/{pack['id']}")).json()["data"]["status"] == pack["status"]
 
@@ -159,7 +162,8 @@ async def test_nul_in_approval_comment(api: Api) -> None:
 async def test_lone_surrogates_are_refused_alike(api: Api, surrogate: str) -> None:
     before = await row_counts(api)
     assert_invalid(await rest(api, "/api/v2/workspaces", {"name": f"Q1{surrogate}"}), {"name": SURROGATE})
-    assert_gql_invalid(*await gql(api, CREATE_WORKSPACE, {"i": {"name": f"Q1{surrogate}"}}), {"name": SURROGATE})
+    variables = {"i": {"name": f"Q1{surrogate}"}}
+    assert_gql_invalid(*await gql(api, CREATE_WORKSPACE, variables), {"input.name": SURROGATE})
     assert await row_counts(api) == before
 
 
@@ -170,7 +174,7 @@ async def test_surrogate_bytes_in_the_body_are_refused_alike(api: Api) -> None:
     query = json.dumps(CREATE_WORKSPACE)
     gql_raw = ('{"query": ' + query + ', "variables": {"i": {"name": "Q1\ud800"}}}').encode("utf-8", "surrogatepass")
     resp = await post_raw(api, "/graphql", gql_raw)
-    assert_gql_invalid(resp.status_code, resp.json(), {"name": SURROGATE})
+    assert_gql_invalid(resp.status_code, resp.json(), {"input.name": SURROGATE})
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 0
 
 
@@ -184,7 +188,13 @@ async def test_keys_and_values_inside_free_form_objects(api: Api) -> None:
     }
     resp = await rest(api, f"/api/v2/workspaces/{ws['id']}/calculate", {"assumptions_snapshot": snapshot})
     assert_invalid(resp, expected)
-    assert_gql_invalid(*await gql(api, CALCULATE, {"id": ws["id"], "i": {"assumptionsSnapshot": snapshot}}), expected)
+    # GraphQL names its own argument path; the keys inside a JSON value are the caller's, kept as sent.
+    gql_expected = {
+        "input.assumptionsSnapshot.a.b": NUL,
+        "input.assumptionsSnapshot.list[1].k\\ud800": "key " + SURROGATE,
+    }
+    variables = {"id": ws["id"], "i": {"assumptionsSnapshot": snapshot}}
+    assert_gql_invalid(*await gql(api, CALCULATE, variables), gql_expected)
 
     metadata = {"pages": [{"t\x00": "x"}, {"ok": "\udc00"}]}
     expected = {
@@ -195,7 +205,11 @@ async def test_keys_and_values_inside_free_form_objects(api: Api) -> None:
         await rest(api, "/api/v2/evidence-items", EVIDENCE | {"extracted_metadata_json": metadata}), expected
     )
     variables = {"i": GQL_EVIDENCE | {"extractedMetadataJson": metadata}}
-    assert_gql_invalid(*await gql(api, CREATE_EVIDENCE, variables), expected)
+    gql_expected = {
+        "input.extractedMetadataJson.pages[0].t\\u0000": "key " + NUL,
+        "input.extractedMetadataJson.pages[1].ok": SURROGATE,
+    }
+    assert_gql_invalid(*await gql(api, CREATE_EVIDENCE, variables), gql_expected)
     assert await row_counts(api) == before
 
 
@@ -267,7 +281,7 @@ async def test_brackets_inside_strings_do_not_count(api: Api) -> None:
 
 async def test_graphql_depth_limit(api: Api) -> None:
     query = json.dumps(CREATE_EVIDENCE)
-    prefix = '{"query": ' + query + ', "variables": {"i": {"evidenceType": "other", "title": "t", "fileName": "f.pdf", '
+    prefix = '{"query": ' + query + ', "variables": {"i": {"evidenceType": "OTHER", "title": "t", "fileName": "f.pdf", '
     prefix += '"fileUrl": "https://example.com/f.pdf", "extractedMetadataJson": '
 
     def body(metadata_depth: int) -> str:

@@ -68,3 +68,31 @@ async def test_listing_100_workspaces_with_every_relation_costs_the_same_as_1(ap
     hundred = await _statements_for(api, 100)
     assert one >= 10  # a statement per relation: the hook really counts
     assert hundred == one, f"1 item: {one} statements, 100 items: {hundred}"
+
+
+CONNECTION = (
+    EVERY_RELATION.replace("query($perPage: Int!) {", "query($first: Int!) {")
+    .replace(
+        "workspaces(page: 1, perPage: $perPage) {\n    items {", "workspacesConnection(first: $first) {\n    nodes {"
+    )
+    .replace("pagination { total }", "totalCount pageInfo { hasNextPage hasPreviousPage endCursor }")
+)
+
+
+async def test_a_connection_page_of_100_with_every_relation_costs_the_same_as_1(api: Api) -> None:
+    for i in range(97):
+        await create_workspace(api, name=f"ws-{i}")
+    for i in range(3):
+        await _workspace_with_everything(api, f"full-{i}")
+    engine = api.http._transport.app.state.db.engine  # type: ignore[attr-defined]
+    counts = []
+    for first in (1, 100):
+        with count_statements(engine) as log:
+            body = await api.gql(CONNECTION, {"first": first})
+        assert "errors" not in body, body
+        page = body["data"]["workspacesConnection"]
+        assert len(page["nodes"]) == first and page["totalCount"] == 100
+        assert page["nodes"][0]["latestPack"]["artifacts"] and page["nodes"][0]["evidenceItems"]
+        counts.append(log.count)
+    assert counts[0] >= 10
+    assert counts[1] == counts[0], f"1 item: {counts[0]} statements, 100 items: {counts[1]}"

@@ -167,7 +167,7 @@ async def test_pack_links_the_export_on_both_transports(api: Api) -> None:
     )
     got = body["data"]["pack"]
     assert got["ileapShipmentFootprintsUrl"] == pack["ileap_shipment_footprints_url"]
-    assert [a["artifactType"] for a in got["artifacts"]][-1] == "ileap_shipment_footprints"
+    assert [a["artifactType"] for a in got["artifacts"]][-1] == "ILEAP_SHIPMENT_FOOTPRINTS"
     assert len(got["artifacts"]) == 9
 
 

@@ -297,7 +297,7 @@ async def test_graphql_test_webhook_delivered_true_and_false(api: Api, receiver:
 async def test_graphql_refused_input_is_bad_user_input(api: Api) -> None:
     body = await api.gql(GQL_TEST, {"i": {"targetUrl": "ftp://example.com/x"}})
     assert gql_code(body) == "BAD_USER_INPUT"
-    assert "target_url" in body["errors"][0]["extensions"]["fields"]
+    assert "input.targetUrl" in body["errors"][0]["extensions"]["fields"]
 
 
 # -- references and input --------------------------------------------------------------------------

@@ -80,7 +80,8 @@ class MethodologyProfile(SQLModel, table=True):
 class CalculationRun(SQLModel, table=True):
     __tablename__ = "calculation_run"
     __table_args__ = (
-        Index("ix_calculation_run_workspace_created", "workspace_id", "created_at"),
+        # id last: a workspace's runs by cursor (resolvers/connections.py); 0007_keyset_indexes.
+        Index("ix_calculation_run_workspace_created_id", "workspace_id", "created_at", "id"),
         Index("ix_calculation_run_status_lease", "status", "lease_expires_at"),
     )
 

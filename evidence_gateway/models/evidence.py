@@ -37,7 +37,8 @@ class EvidenceItem(SQLModel, table=True):
     __tablename__ = "evidence_item"
     __table_args__ = (
         Index("ix_evidence_item_org_uploaded", "org_id", "uploaded_at", "id"),
-        Index("ix_evidence_item_workspace", "workspace_id"),
+        # A workspace's items by cursor (resolvers/connections.py); 0007_keyset_indexes.
+        Index("ix_evidence_item_workspace_uploaded", "workspace_id", "uploaded_at", "id"),
     )
 
     id: uuid.UUID = id_field()

@@ -55,6 +55,8 @@ class ReportPack(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("workspace_id", "version_number", name="uq_report_pack_workspace_version"),
         Index("ix_report_pack_org_created", "org_id", "created_at"),
+        # A workspace's packs by cursor (resolvers/connections.py); 0007_keyset_indexes.
+        Index("ix_report_pack_workspace_created_id", "workspace_id", "created_at", "id"),
         Index("ix_report_pack_status_lease", "status", "lease_expires_at"),
     )
 

@@ -19,10 +19,15 @@ M = TypeVar("M", bound=BaseModel)
 MAX_REPORTED_FIELDS = 100
 
 
-def _iso_date(value: Any) -> Any:
+_ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def iso_date(value: Any) -> Any:
+    """``YYYY-MM-DD`` only: the one date rule of REST bodies and the GraphQL ``Date`` scalar."""
     if isinstance(value, date):
         return value
-    if not isinstance(value, str) or len(value) != 10:
+    # fromisoformat alone also takes ISO week dates ("2025-W01-1") of the same length.
+    if not isinstance(value, str) or not _ISO_DATE.fullmatch(value):
         raise ValueError("must be a date string (YYYY-MM-DD)")
     try:
         return date.fromisoformat(value)
@@ -33,9 +38,12 @@ def _iso_date(value: Any) -> Any:
 _CANONICAL_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
-def _uuid(value: Any) -> Any:
-    # Only the canonical 8-4-4-4-12 spelling the contract documents; uuid.UUID() alone
-    # would also take braces, "urn:uuid:" and bare hex.
+def canonical_uuid(value: Any) -> uuid.UUID:
+    """The one id rule of both transports (REST bodies and paths, the GraphQL ``UUID`` scalar).
+
+    Only the canonical 8-4-4-4-12 spelling the contract documents; uuid.UUID() alone would
+    also take braces, "urn:uuid:" and bare hex, so the same id could be written four ways.
+    """
     if isinstance(value, uuid.UUID):
         return value
     if not isinstance(value, str) or not _CANONICAL_UUID.fullmatch(value):
@@ -52,8 +60,8 @@ def _whole_number(value: Any) -> Any:
     return value
 
 
-IsoDate = Annotated[date, BeforeValidator(_iso_date)]
-UUIDField = Annotated[uuid.UUID, BeforeValidator(_uuid)]
+IsoDate = Annotated[date, BeforeValidator(iso_date)]
+UUIDField = Annotated[uuid.UUID, BeforeValidator(canonical_uuid)]
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=500)]
@@ -186,8 +194,7 @@ def parse(model: type[M], data: Any) -> M:
 
 def parse_id(value: Any, what: str) -> uuid.UUID:
     """A path/argument id that is not a UUID names no record: 404 like an unknown id."""
-    if isinstance(value, uuid.UUID):
-        return value
-    if not isinstance(value, str) or not _CANONICAL_UUID.fullmatch(value):
-        raise NotFound(f"{what} not found")
-    return uuid.UUID(value)
+    try:
+        return canonical_uuid(value)
+    except ValueError:
+        raise NotFound(f"{what} not found") from None

@@ -8,6 +8,7 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.base import get_object_definition
@@ -15,10 +16,13 @@ from strawberry.types.graphql import OperationType
 
 from evidence_gateway.schema import (
     calculations,
+    enums,
     events,
     evidence,
     limits,
+    nodes,
     packs,
+    scalars,
     subscriptions,
     webhook_endpoints,
     webhooks,
@@ -27,7 +31,7 @@ from evidence_gateway.schema import (
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events)
+_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (
@@ -72,6 +76,10 @@ def build_schema(**kwargs: Any) -> EvidenceSchema:
     kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors])
     # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
+    # Wire formats shared with REST (schema/scalars.py); enum values in SCREAMING_SNAKE_CASE (schema/enums.py).
+    kwargs.setdefault(
+        "config", StrawberryConfig(scalar_map=scalars.SCALARS, name_converter=enums.EvidenceNameConverter())
+    )
     return EvidenceSchema(query=Query, mutation=Mutation, subscription=subscriptions.Subscription, **kwargs)
 
 

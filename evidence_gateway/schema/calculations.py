@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from evidence_gateway.models import CalculationRun, DataQualityAssessment, RunStatus
-from evidence_gateway.resolvers import calculations, legacy, methodology
+from evidence_gateway.models import CalculationRun, DataQualityAssessment
+from evidence_gateway.resolvers import calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.enums import RunStatusEnum, WorkspaceStatusEnum
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 from evidence_gateway.timeutil import as_aware
 
-if TYPE_CHECKING:
-    from evidence_gateway.schema.workspaces import WorkspaceStatusEnum
-
 GqlInfo = Info[GraphQLContext, None]
-RunStatusEnum = strawberry.enum(RunStatus, name="RunStatus", description="Calculation run state.")
 LEGACY_DEPRECATION = "Legacy v1 report; use workspaces, calculation runs and packs instead."
 
 
@@ -55,7 +53,7 @@ class DataQualityAssessmentType:
 
 
 @strawberry.type(name="CalculationRun", description="One calculation of a workspace's emissions.")
-class CalculationRunType:
+class CalculationRunType(Node):
     id: uuid.UUID = strawberry.field(description="Run id.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace calculated.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
@@ -139,8 +137,8 @@ class CalculateWorkspaceInput:
 @strawberry.type(description="Result of calculateWorkspace.")
 class CalculateWorkspacePayload:
     workspace_id: uuid.UUID = strawberry.field(description="Workspace calculated.")
-    status: Annotated[WorkspaceStatusEnum, strawberry.lazy("evidence_gateway.schema.workspaces")] = (  # noqa: F821
-        strawberry.field(description="Workspace status after the run (calculated).")
+    status: WorkspaceStatusEnum = strawberry.field(  # type: ignore[valid-type]
+        description="Workspace status after the run (CALCULATED)."
     )
     calculation_run: CalculationRunType = strawberry.field(description="The completed run.")
     quality_assessment: DataQualityAssessmentType = strawberry.field(description="Its quality assessment.")
@@ -190,6 +188,16 @@ class WorkspaceCalculationFields:
             return None
         return _assessment(await info.context.loader(calculations.assessments_by_run_ids).load(run_id))
 
+    @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
+    async def calculation_runs_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[CalculationRunType]:
+        workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
+        found = await connections.calculation_runs(
+            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        )
+        return connection(found, lambda r: from_model(CalculationRunType, r))
+
     @strawberry.field(description="Every calculation run of the workspace (completed and failed), newest first.")
     async def calculation_runs(self, info: GqlInfo) -> list[CalculationRunType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
@@ -199,9 +207,15 @@ class WorkspaceCalculationFields:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="Latest quality assessment of a workspace; NOT_FOUND before the first run.")
-    async def quality_assessment(self, info: GqlInfo, workspace_id: uuid.UUID) -> DataQualityAssessmentType:
-        return from_model(DataQualityAssessmentType, await calculations.get_quality(info.context.ctx, workspace_id))
+    @strawberry.field(description=f"Latest quality assessment of a workspace: {LOOKUP_RULE}, and before its first run.")
+    async def quality_assessment(
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[
+            uuid.UUID, strawberry.argument(description="Workspace whose latest assessment to read.")
+        ],
+    ) -> DataQualityAssessmentType | None:
+        return _assessment(await or_null(calculations.get_quality(info.context.ctx, workspace_id)))
 
     @strawberry.field(description="Seeded methodology profiles, default first.")
     async def methodology_profiles(self, info: GqlInfo) -> list[MethodologyProfileType]:
@@ -212,16 +226,19 @@ class Query:
         description=f"DEPRECATED: legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
-    async def legacy_reports(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> LegacyReportPage:
+    async def legacy_reports(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> LegacyReportPage:
         result = await legacy.list_legacy_reports(info.context.ctx, page_params(page, per_page))
         return LegacyReportPage(items=[_legacy(v) for v in result.items], pagination=PaginationMeta.of(result))
 
     @strawberry.field(
-        description=f"DEPRECATED: one legacy v1 report; NOT_FOUND for unknown ids. {LEGACY_DEPRECATION}",
+        description=f"DEPRECATED: one legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
-    async def legacy_report(self, info: GqlInfo, id: uuid.UUID) -> LegacyReportType:
-        return _legacy(await legacy.get_legacy_report(info.context.ctx, id))
+    async def legacy_report(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Legacy report id.")]
+    ) -> LegacyReportType | None:
+        found = await or_null(legacy.get_legacy_report(info.context.ctx, id))
+        return None if found is None else _legacy(found)
 
 
 @strawberry.type
@@ -230,13 +247,16 @@ class Mutation:
         description="Calculate a workspace: a run plus its quality assessment (CONFLICT when no data)."
     )
     async def calculate_workspace(
-        self, info: GqlInfo, workspace_id: uuid.UUID, input: CalculateWorkspaceInput | None = None
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[uuid.UUID, strawberry.argument(description="Workspace to calculate.")],
+        input: Annotated[
+            CalculateWorkspaceInput | None, strawberry.argument(description="Options; all optional.")
+        ] = None,
     ) -> CalculateWorkspacePayload:
         data = input_to_dict(input) if input is not None else {}
         outcome = await calculations.calculate_workspace(info.context.ctx, workspace_id, data)
         assert isinstance(outcome, calculations.CalculationOutcome)  # GraphQL never asks for respond-async
-        from evidence_gateway.schema.workspaces import WorkspaceStatusEnum
-
         return CalculateWorkspacePayload(
             workspace_id=outcome.workspace.id,
             status=WorkspaceStatusEnum(outcome.workspace.status),

@@ -11,15 +11,16 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from evidence_gateway.models import Event
-from evidence_gateway.resolvers import events
+from evidence_gateway.resolvers import connections, events
 from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 from evidence_gateway.timeutil import as_aware
 
 GqlInfo = Info[GraphQLContext, None]
 
 
 @strawberry.type(name="Event", description="Something that happened to the organisation's data (docs/events.md).")
-class EventType:
+class EventType(Node):
     id: uuid.UUID = strawberry.field(description="Event id (the webhook-id of its deliveries).")
     sequence: int = strawberry.field(description="Position in the organisation's log: strictly increasing, no gaps.")
     cursor: str = strawberry.field(description="Opaque cursor of this event: pass as `after` to continue from it.")
@@ -58,6 +59,16 @@ def event_type(event: Event) -> EventType:
 
 @strawberry.type
 class Query:
+    @strawberry.field(
+        description="The organisation's event log, oldest first, as a connection (edge cursors are their own; "
+        "Event.cursor continues the events field and subscriptions)."
+    )
+    async def events_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[EventType]:
+        found = await connections.events(info.context.ctx, first=first, after=after, last=last, before=before)
+        return connection(found, event_type)
+
     @strawberry.field(description="The organisation's event log after a cursor, oldest first (at most 200).")
     async def events(
         self,

@@ -4,31 +4,25 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from evidence_gateway.models import AttachmentScope, EvidenceType, VerificationStatus
-from evidence_gateway.resolvers import evidence
+from evidence_gateway.resolvers import connections, evidence
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.enums import AttachmentScopeEnum, EvidenceTypeEnum, VerificationStatusEnum
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
 
-EvidenceTypeEnum = strawberry.enum(EvidenceType, name="EvidenceType", description="Kind of supporting document.")
-VerificationStatusEnum = strawberry.enum(
-    VerificationStatus, name="VerificationStatus", description="Verification state of an evidence item."
-)
-AttachmentScopeEnum = strawberry.enum(
-    AttachmentScope, name="AttachmentScope", description="What an evidence item is attached to."
-)
-
 
 @strawberry.type(name="EvidenceItem", description="A supporting document (receipt, invoice, telematics export, …).")
-class EvidenceItemType:
+class EvidenceItemType(Node):
     id: uuid.UUID = strawberry.field(description="Evidence item id.")
     workspace_id: uuid.UUID | None = strawberry.field(
         description="Workspace it belongs to (also set when implied by its pack or shipment)."
@@ -109,13 +103,46 @@ class WorkspaceEvidenceFields:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="One evidence item; NOT_FOUND for unknown or other organisations' ids.")
-    async def evidence_item(self, info: GqlInfo, id: uuid.UUID) -> EvidenceItemType:
-        return evidence_item(await evidence.get_evidence_item(info.context.ctx, id))
+    @strawberry.field(description=f"One evidence item; {LOOKUP_RULE}.")
+    async def evidence_item(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Evidence item id.")]
+    ) -> EvidenceItemType | None:
+        found = await or_null(evidence.get_evidence_item(info.context.ctx, id))
+        return None if found is None else evidence_item(found)
+
+    @strawberry.field(
+        description="The caller's evidence items, newest first, by cursor; optionally one workspace's "
+        "(NOT_FOUND if the workspace is not the caller's, as evidenceItems)."
+    )
+    async def evidence_items_connection(
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[
+            uuid.UUID | None,
+            strawberry.argument(description="Only the items of this workspace (incl. its packs and shipments)."),
+        ] = None,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[EvidenceItemType]:
+        found = await connections.evidence_items(
+            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        )
+        return connection(found, evidence_item)
 
     @strawberry.field(description="The caller's evidence items, newest first; optionally one workspace's.")
     async def evidence_items(
-        self, info: GqlInfo, workspace_id: uuid.UUID | None = None, page: int = 1, per_page: int = 20
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[
+            uuid.UUID | None,
+            strawberry.argument(
+                description="Only the items of this workspace (incl. its packs and shipments); null: all."
+            ),
+        ] = None,
+        page: PageArg = 1,
+        per_page: PerPageArg = 20,
     ) -> EvidenceItemPage:
         ctx = info.context.ctx
         result = await evidence.list_evidence_items(ctx, page_params(page, per_page), workspace_id)
@@ -125,5 +152,9 @@ class Query:
 @strawberry.type
 class Mutation:
     @strawberry.mutation(description="Register an evidence item.")
-    async def create_evidence_item(self, info: GqlInfo, input: CreateEvidenceItemInput) -> EvidenceItemType:
+    async def create_evidence_item(
+        self,
+        info: GqlInfo,
+        input: Annotated[CreateEvidenceItemInput, strawberry.argument(description="The item to register.")],
+    ) -> EvidenceItemType:
         return evidence_item(await evidence.create_evidence_item(info.context.ctx, input_to_dict(input)))

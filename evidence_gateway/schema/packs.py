@@ -12,32 +12,26 @@ from strawberry.types import Info
 from evidence_gateway import signing
 from evidence_gateway.models import (
     ApprovalAction,
-    ApprovalActionType,
     ArtifactStatus,
     ArtifactType,
     PackArtifact,
     PackStatus,
     ReportPack,
 )
-from evidence_gateway.resolvers import approvals, calculations, packs
+from evidence_gateway.resolvers import approvals, calculations, connections, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
+from evidence_gateway.schema.common import LOOKUP_RULE, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.enums import ApprovalActionTypeEnum, ArtifactStatusEnum, ArtifactTypeEnum, PackStatusEnum
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 if TYPE_CHECKING:
     from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 
 GqlInfo = Info[GraphQLContext, None]
 
-PackStatusEnum = strawberry.enum(PackStatus, name="PackStatus", description="Evidence pack state.")
-ArtifactTypeEnum = strawberry.enum(
-    ArtifactType, name="ArtifactType", description="The nine artifact families of a pack, in pack_hash order."
-)
-ArtifactStatusEnum = strawberry.enum(ArtifactStatus, name="ArtifactStatus", description="Artifact rendering state.")
-ApprovalActionTypeEnum = strawberry.enum(
-    ApprovalActionType, name="ApprovalActionType", description="Approval action on a pack (DESIGN.md §5)."
-)
 RunRef = Annotated["CalculationRunType", strawberry.lazy("evidence_gateway.schema.calculations")]
 AssessmentRef = Annotated["DataQualityAssessmentType", strawberry.lazy("evidence_gateway.schema.calculations")]
 
@@ -76,8 +70,8 @@ class ApprovalActionRecord:
     workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
     action_type: ApprovalActionTypeEnum = strawberry.field(description="The action.")  # type: ignore[valid-type]
     comment: str | None = strawberry.field(description="Comment given with the action.")
-    status_before: str = strawberry.field(description="Pack status before the action.")
-    status_after: str = strawberry.field(description="Pack status after the action.")
+    status_before: PackStatusEnum = strawberry.field(description="Pack status before the action.")  # type: ignore[valid-type]
+    status_after: PackStatusEnum = strawberry.field(description="Pack status after the action.")  # type: ignore[valid-type]
     api_key_id: uuid.UUID = strawberry.field(description="API key that recorded the action.")
     created_at: datetime = strawberry.field(description="When the action was recorded.")
 
@@ -91,7 +85,7 @@ async def _artifact_url(info: GqlInfo, pack_id: uuid.UUID, kind: ArtifactType) -
 
 
 @strawberry.type(name="ReportPack", description="A versioned evidence pack: nine artifacts built from one run.")
-class ReportPackType:
+class ReportPackType(Node):
     id: uuid.UUID = strawberry.field(description="Pack id.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace the pack was built from.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
@@ -202,8 +196,8 @@ def approval_record(action: ApprovalAction) -> ApprovalActionRecord:
 class ApprovalActionResult:
     report_pack_id: uuid.UUID = strawberry.field(description="Pack acted on.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
-    status_before: str = strawberry.field(description="Pack status before the action.")
-    status_after: str = strawberry.field(description="Pack status after the action.")
+    status_before: PackStatusEnum = strawberry.field(description="Pack status before the action.")  # type: ignore[valid-type]
+    status_after: PackStatusEnum = strawberry.field(description="Pack status after the action.")  # type: ignore[valid-type]
 
 
 @strawberry.type(description="A generated pack and what it was built from (the REST response's meta).")
@@ -241,6 +235,16 @@ class WorkspacePackFields:
         found = await info.context.loader(packs.packs_by_ids).load(pack_id)
         return None if found is None else pack_type(found)
 
+    @strawberry.field(description="The workspace's packs, newest first, by cursor.")
+    async def packs_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[ReportPackType]:
+        workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
+        found = await connections.packs(
+            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        )
+        return connection(found, pack_type)
+
     @strawberry.field(description="Every pack of the workspace, newest version first.")
     async def packs(self, info: GqlInfo) -> list[ReportPackType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
@@ -250,16 +254,22 @@ class WorkspacePackFields:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="One pack; NOT_FOUND for unknown or other organisations' ids.")
-    async def pack(self, info: GqlInfo, id: uuid.UUID) -> ReportPackType:
-        return pack_type(await packs.get_pack(info.context.ctx, id))
+    @strawberry.field(description=f"One pack; {LOOKUP_RULE}.")
+    async def pack(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack id.")]
+    ) -> ReportPackType | None:
+        found = await or_null(packs.get_pack(info.context.ctx, id))
+        return None if found is None else pack_type(found)
 
 
 @strawberry.type
 class Mutation:
     @strawberry.mutation(description="Generate the next pack version from the workspace's latest completed run.")
     async def generate_pack(
-        self, info: GqlInfo, workspace_id: uuid.UUID, input: GeneratePackInput | None = None
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[uuid.UUID, strawberry.argument(description="Workspace to build the pack from.")],
+        input: Annotated[GeneratePackInput | None, strawberry.argument(description="Options; all optional.")] = None,
     ) -> GeneratePackPayload:
         result = await packs.generate_pack(info.context.ctx, workspace_id, input_to_dict(input) if input else {})
         assert isinstance(result, packs.GeneratedPack)  # GraphQL never asks for respond-async
@@ -275,12 +285,15 @@ class Mutation:
 
     @strawberry.mutation(description="Record an approval action; CONFLICT names the allowed actions.")
     async def record_approval(
-        self, info: GqlInfo, pack_id: uuid.UUID, input: RecordApprovalInput
+        self,
+        info: GqlInfo,
+        pack_id: Annotated[uuid.UUID, strawberry.argument(description="Pack to act on.")],
+        input: Annotated[RecordApprovalInput, strawberry.argument(description="The action and an optional comment.")],
     ) -> ApprovalActionResult:
         result = await approvals.record_approval(info.context.ctx, pack_id, input_to_dict(input))
         return ApprovalActionResult(
             report_pack_id=result.report_pack_id,
             workspace_id=result.workspace_id,
-            status_before=result.status_before,
-            status_after=result.status_after,
+            status_before=PackStatus(result.status_before),
+            status_after=PackStatus(result.status_after),
         )

@@ -28,7 +28,6 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.exceptions import InvalidOperationTypeError
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import Info
 from strawberry.types.execution import PreExecutionError
 
@@ -38,6 +37,7 @@ from evidence_gateway.resolvers import subscriptions as feed
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import INTERNAL_MESSAGE, format_error
 from evidence_gateway.schema.events import EventType, event_type
+from evidence_gateway.schema.input_paths import GraphQLInputPaths
 from evidence_gateway.schema.packs import ReportPackType, pack_type
 from evidence_gateway.subscriptions import Recheck, SubscriptionHub, follow_events, follow_pack
 
@@ -90,10 +90,13 @@ class Subscription:
     @strawberry.subscription(
         description=(
             "One pack as it is now, then again after each of its pack.* events (generated, failed, "
-            "status_changed). NOT_FOUND for unknown or other organisations' ids, as pack(id)."
+            "status_changed). NOT_FOUND for unknown or other organisations' ids: a stream has no null to "
+            "answer with, unlike the pack(id) query."
         )
     )
-    async def pack(self, info: GqlInfo, id: uuid.UUID) -> AsyncGenerator[ReportPackType, None]:
+    async def pack(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack to follow.")]
+    ) -> AsyncGenerator[ReportPackType, None]:
         changes = follow_pack(_hub(info), info.context.ctx, id, _recheck(info))
         async with contextlib.aclosing(changes):
             async for pack in changes:
@@ -175,7 +178,7 @@ def _shaped(error: GraphQLError, *, before_execution: bool, root: FieldNode | No
 SHARED_RESULTS = 4096
 
 
-class SharedEventExecution(StrawberryGraphQLCoreExecutionContext):
+class SharedEventExecution(GraphQLInputPaths):
     """Executes an ``events`` subscription's selection once per event, for all its subscribers.
 
     graphql-core executes a subscription's selection set for each event and each subscriber:
@@ -185,7 +188,8 @@ class SharedEventExecution(StrawberryGraphQLCoreExecutionContext):
     payload variables, event) is the result for every subscriber asking the same: it is kept
     and replayed. Only the variables that feed the root field's own arguments (``after``,
     ``types``: where the stream starts, not what a payload looks like) are left out of the
-    key. Anything else (a pack, a result with errors) is executed as usual.
+    key. Anything else (a pack, a result with errors) is executed as usual. Its base names
+    input errors in GraphQL's terms for every operation (schema/input_paths.py).
     """
 
     _shared_key: tuple[int, str, uuid.UUID] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import uuid
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.types import Info
@@ -13,7 +14,7 @@ from evidence_gateway.models import WebhookEndpoint
 from evidence_gateway.representation import endpoint_status
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.webhooks import WebhookDeliveryPage, WebhookDeliveryType
@@ -47,7 +48,7 @@ class WebhookEndpointType:
     updated_at: datetime = strawberry.field(description="When it last changed.")
 
     @strawberry.field(description="Attempts to this endpoint, newest first.")
-    async def deliveries(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WebhookDeliveryPage:
+    async def deliveries(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> WebhookDeliveryPage:
         result = await endpoints.list_endpoint_deliveries(info.context.ctx, self.id, page_params(page, per_page))
         return WebhookDeliveryPage(
             items=[from_model(WebhookDeliveryType, d) for d in result.items], pagination=PaginationMeta.of(result)
@@ -114,41 +115,59 @@ def _with_secret(result: endpoints.EndpointWithSecret) -> WebhookEndpointWithSec
 @strawberry.type
 class Query:
     @strawberry.field(description="The organisation's webhook endpoints, newest first.")
-    async def webhook_endpoints(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WebhookEndpointPage:
+    async def webhook_endpoints(
+        self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20
+    ) -> WebhookEndpointPage:
         result = await endpoints.list_endpoints(info.context.ctx, page_params(page, per_page))
         return WebhookEndpointPage(items=[endpoint_type(e) for e in result.items], pagination=PaginationMeta.of(result))
 
-    @strawberry.field(description="One webhook endpoint; NOT_FOUND for unknown or other organisations' ids.")
-    async def webhook_endpoint(self, info: GqlInfo, id: uuid.UUID) -> WebhookEndpointType | None:
-        return endpoint_type(await endpoints.get_endpoint(info.context.ctx, id))
+    @strawberry.field(description=f"One webhook endpoint; {LOOKUP_RULE}.")
+    async def webhook_endpoint(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Webhook endpoint id.")]
+    ) -> WebhookEndpointType | None:
+        found = await or_null(endpoints.get_endpoint(info.context.ctx, id))
+        return None if found is None else endpoint_type(found)
 
 
 @strawberry.type
 class Mutation:
     @strawberry.mutation(description="Register a webhook endpoint; the answer holds its secret, shown this once.")
     async def create_webhook_endpoint(
-        self, info: GqlInfo, input: CreateWebhookEndpointInput
+        self,
+        info: GqlInfo,
+        input: Annotated[CreateWebhookEndpointInput, strawberry.argument(description="The receiver to register.")],
     ) -> WebhookEndpointWithSecret:
         return _with_secret(await endpoints.create_endpoint(info.context.ctx, input_to_dict(input)))
 
     @strawberry.mutation(description="Change a webhook endpoint's URL, description, event types or enabled flag.")
     async def update_webhook_endpoint(
-        self, info: GqlInfo, id: uuid.UUID, input: UpdateWebhookEndpointInput
+        self,
+        info: GqlInfo,
+        id: Annotated[uuid.UUID, strawberry.argument(description="Webhook endpoint id.")],
+        input: Annotated[UpdateWebhookEndpointInput, strawberry.argument(description="Fields to change.")],
     ) -> WebhookEndpointType:
         return endpoint_type(await endpoints.update_endpoint(info.context.ctx, id, input_to_dict(input)))
 
     @strawberry.mutation(description="Delete a webhook endpoint; its recorded attempts stay in the delivery log.")
-    async def delete_webhook_endpoint(self, info: GqlInfo, id: uuid.UUID) -> DeletedWebhookEndpoint:
+    async def delete_webhook_endpoint(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Webhook endpoint id.")]
+    ) -> DeletedWebhookEndpoint:
         endpoint = await endpoints.delete_endpoint(info.context.ctx, id)
         return DeletedWebhookEndpoint(id=endpoint.id)
 
     @strawberry.mutation(description="A new secret for the endpoint; the old one keeps signing beside it for 24 h.")
-    async def rotate_webhook_endpoint_secret(self, info: GqlInfo, id: uuid.UUID) -> WebhookEndpointWithSecret:
+    async def rotate_webhook_endpoint_secret(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Webhook endpoint id.")]
+    ) -> WebhookEndpointWithSecret:
         return _with_secret(await endpoints.rotate_secret(info.context.ctx, id))
 
     @strawberry.mutation(
         description="Send the event of a recorded attempt to its endpoint again, now; returns the new attempt "
         "(delivered: false is an answer, not an error)."
     )
-    async def retry_webhook_delivery(self, info: GqlInfo, id: uuid.UUID) -> WebhookDeliveryType:
+    async def retry_webhook_delivery(
+        self,
+        info: GqlInfo,
+        id: Annotated[uuid.UUID, strawberry.argument(description="Id of a recorded delivery attempt to an endpoint.")],
+    ) -> WebhookDeliveryType:
         return from_model(WebhookDeliveryType, await endpoints.retry_delivery(info.context.ctx, id))

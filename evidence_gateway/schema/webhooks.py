@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -11,7 +12,7 @@ from strawberry.types import Info
 
 from evidence_gateway.resolvers import webhooks
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 
@@ -97,7 +98,9 @@ class Query:
         return from_model(ViewerType, await webhooks.get_viewer(info.context.ctx))
 
     @strawberry.field(description="The caller's webhook delivery attempts, newest first.")
-    async def webhook_deliveries(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WebhookDeliveryPage:
+    async def webhook_deliveries(
+        self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20
+    ) -> WebhookDeliveryPage:
         result = await webhooks.list_webhook_deliveries(info.context.ctx, page_params(page, per_page))
         return WebhookDeliveryPage(
             items=[from_model(WebhookDeliveryType, d) for d in result.items], pagination=PaginationMeta.of(result)
@@ -110,6 +113,10 @@ class Mutation:
         description="Send a signed test webhook. Delivery failures return delivered: false (not an error); "
         "invalid input, foreign references and refused targets are BAD_USER_INPUT."
     )
-    async def test_webhook(self, info: GqlInfo, input: TestWebhookInput) -> WebhookTestResultType:
+    async def test_webhook(
+        self,
+        info: GqlInfo,
+        input: Annotated[TestWebhookInput, strawberry.argument(description="Where to send it and what to reference.")],
+    ) -> WebhookTestResultType:
         result = await webhooks.send_test_webhook(info.context.ctx, input_to_dict(input))
         return from_model(WebhookTestResultType, result)

@@ -4,42 +4,28 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
+from typing import Annotated
 
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway.models import (
-    DistanceSource,
-    DistanceType,
-    FuelType,
-    IntensityBasis,
-    TransportMode,
-    WorkspaceStatus,
-)
-from evidence_gateway.resolvers import imports, workspaces
+from evidence_gateway.resolvers import connections, imports, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
-from evidence_gateway.schema.common import PaginationMeta
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.enums import (
+    DistanceSourceEnum,
+    DistanceTypeEnum,
+    FuelTypeEnum,
+    IntensityBasisEnum,
+    TransportModeEnum,
+    WorkspaceStatusEnum,
+)
 from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
 from evidence_gateway.schema.packs import WorkspacePackFields
-
-WorkspaceStatusEnum = strawberry.enum(WorkspaceStatus, name="WorkspaceStatus", description="Workspace lifecycle state.")
-TransportModeEnum = strawberry.enum(TransportMode, name="TransportMode", description="Transport mode of a shipment.")
-FuelTypeEnum = strawberry.enum(
-    FuelType, name="FuelType", description="Fuel of a shipment's primary data (litres, kg or kWh; see docs)."
-)
-DistanceSourceEnum = strawberry.enum(
-    DistanceSource, name="DistanceSource", description="Whether a distance was measured or modelled."
-)
-
-DistanceTypeEnum = strawberry.enum(
-    DistanceType, name="DistanceType", description="GLEC distance type: actual route, shortest feasible, great circle."
-)
-IntensityBasisEnum = strawberry.enum(
-    IntensityBasis, name="IntensityBasis", description="Boundary of a carrier-specific intensity: wtw or ttw."
-)
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -59,7 +45,7 @@ class ImportBatchType:
 
 
 @strawberry.type(name="Workspace", description="A reporting workspace: the container of imports, runs and packs.")
-class WorkspaceType(WorkspaceCalculationFields, WorkspacePackFields, WorkspaceEvidenceFields):
+class WorkspaceType(Node, WorkspaceCalculationFields, WorkspacePackFields, WorkspaceEvidenceFields):
     id: uuid.UUID = strawberry.field(description="Workspace id.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
     name: str = strawberry.field(description="Display name.")
@@ -144,28 +130,49 @@ class RegisterImportInput:
 @strawberry.type
 class Query:
     @strawberry.field(description="The caller's workspaces, newest first.")
-    async def workspaces(self, info: GqlInfo, page: int = 1, per_page: int = 20) -> WorkspacePage:
+    async def workspaces(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> WorkspacePage:
         ctx = info.context.ctx
         result = await workspaces.list_workspaces(ctx, page_params(page, per_page))
         return WorkspacePage(
             items=[from_model(WorkspaceType, w) for w in result.items], pagination=PaginationMeta.of(result)
         )
 
-    @strawberry.field(description="One workspace; NOT_FOUND for unknown or other organisations' ids.")
-    async def workspace(self, info: GqlInfo, id: uuid.UUID) -> WorkspaceType | None:
-        return from_model(WorkspaceType, await workspaces.get_workspace(info.context.ctx, id))
+    @strawberry.field(
+        description="The caller's workspaces, newest first, by cursor: page 5,000 costs what page 1 costs."
+    )
+    async def workspaces_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[WorkspaceType]:
+        found = await connections.workspaces(info.context.ctx, first=first, after=after, last=last, before=before)
+        return connection(found, lambda w: from_model(WorkspaceType, w))
+
+    @strawberry.field(description=f"One workspace; {LOOKUP_RULE}.")
+    async def workspace(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Workspace id.")]
+    ) -> WorkspaceType | None:
+        found = await or_null(workspaces.get_workspace(info.context.ctx, id))
+        return None if found is None else from_model(WorkspaceType, found)
 
 
 @strawberry.type
 class Mutation:
     @strawberry.mutation(description="Create a workspace (status draft).")
-    async def create_workspace(self, info: GqlInfo, input: CreateWorkspaceInput) -> WorkspaceType:
+    async def create_workspace(
+        self,
+        info: GqlInfo,
+        input: Annotated[CreateWorkspaceInput, strawberry.argument(description="The workspace to create.")],
+    ) -> WorkspaceType:
         workspace = await workspaces.create_workspace(info.context.ctx, input_to_dict(input))
         return from_model(WorkspaceType, workspace)
 
     @strawberry.mutation(description="Register an import batch; the workspace moves to data_imported.")
     async def register_import(
-        self, info: GqlInfo, workspace_id: uuid.UUID, input: RegisterImportInput
+        self,
+        info: GqlInfo,
+        workspace_id: Annotated[uuid.UUID, strawberry.argument(description="Workspace to import into.")],
+        input: Annotated[
+            RegisterImportInput, strawberry.argument(description="The batch and its optional shipment rows.")
+        ],
     ) -> ImportBatchType:
         batch = await imports.register_import(info.context.ctx, workspace_id, input_to_dict(input))
         return from_model(ImportBatchType, batch)

@@ -1,0 +1,72 @@
+"""The cursor-paginated lists: each is its organisation scope, its order and the keyset helper.
+
+Every list is filtered by the caller's organisation here, whatever the transport asks; a
+list of one workspace's records also checks that the workspace is the caller's (NotFound
+otherwise, as the page/per_page lists do).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlmodel import col
+
+from evidence_gateway.errors import NotFound
+from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.evidence import scoped_workspace
+from evidence_gateway.resolvers.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.resolvers.validation import parse_id
+
+# Newest first like the REST lists, each served by an index on (scope, time, id):
+# migrations 0007_keyset_indexes.
+WORKSPACES = Order.newest_first("workspace", Workspace)
+PACKS = Order.newest_first("pack", ReportPack)
+RUNS = Order.newest_first("run", CalculationRun)
+EVIDENCE_ITEMS = Order.newest_first("evidence_item", EvidenceItem, "uploaded_at")
+# The log's own order, oldest first: sequence is unique per organisation (uq_event_org_sequence).
+EVENTS = Order.ascending_by("event", Event.sequence)
+
+
+async def workspaces(ctx: Ctx, **relay: Any) -> Slice[Workspace]:
+    """The caller's workspaces, newest first."""
+    scoped = [col(Workspace.org_id) == ctx.org_id]
+    return await keyset_slice(ctx.db, Workspace, scoped, WORKSPACES, window(WORKSPACES, **relay))
+
+
+async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
+    wid = parse_id(workspace_id, "workspace")
+    async with ctx.db.read() as session:
+        if await scoped_workspace(session, ctx, wid) is None:
+            raise NotFound("workspace not found", resource="workspace", id=str(wid))
+    return wid
+
+
+async def packs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPack]:
+    """Every pack version of one of the caller's workspaces, newest first."""
+    win = window(PACKS, **relay)
+    scoped = [col(ReportPack.org_id) == ctx.org_id, col(ReportPack.workspace_id) == workspace_id]
+    return await keyset_slice(ctx.db, ReportPack, scoped, PACKS, win)
+
+
+async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[CalculationRun]:
+    """Every calculation run of one of the caller's workspaces (completed, failed, running), newest first."""
+    win = window(RUNS, **relay)
+    scoped = [col(CalculationRun.org_id) == ctx.org_id, col(CalculationRun.workspace_id) == workspace_id]
+    return await keyset_slice(ctx.db, CalculationRun, scoped, RUNS, win)
+
+
+async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItem]:
+    """The caller's evidence items, newest first; optionally one workspace's (NotFound if not theirs)."""
+    win = window(EVIDENCE_ITEMS, **relay)
+    scoped = [col(EvidenceItem.org_id) == ctx.org_id]
+    if workspace_id is not None:
+        scoped.append(col(EvidenceItem.workspace_id) == await _own_workspace(ctx, workspace_id))
+    return await keyset_slice(ctx.db, EvidenceItem, scoped, EVIDENCE_ITEMS, win)
+
+
+async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
+    """The caller's event log, oldest first."""
+    scoped = [col(Event.org_id) == ctx.org_id]
+    return await keyset_slice(ctx.db, Event, scoped, EVENTS, window(EVENTS, **relay))

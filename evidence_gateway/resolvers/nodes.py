@@ -1,0 +1,33 @@
+"""node(id): any record the caller's organisation owns, found by its id alone.
+
+Ids are random UUIDs, unique across tables, so the id is enough: one statement asks every
+node table at once (each by primary key, each filtered by the caller's organisation) and
+the hit is loaded. Another organisation's id finds nothing, exactly as an unknown one.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import literal, select, union_all
+from sqlmodel import col
+
+from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
+from evidence_gateway.resolvers.context import Ctx
+
+NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceItem, Event)
+
+
+async def find_node(ctx: Ctx, node_id: uuid.UUID) -> Any | None:
+    """The caller's record with this id, of any node type, or None."""
+    probes = [
+        select(literal(i).label("kind")).where(col(model.id) == node_id, col(model.org_id) == ctx.org_id)
+        for i, model in enumerate(NODE_MODELS)
+    ]
+    async with ctx.db.read() as session:
+        kind = (await session.execute(union_all(*probes).limit(1))).scalar_one_or_none()
+        if kind is None:
+            return None
+        model = NODE_MODELS[kind]
+        return (await session.execute(select(model).where(col(model.id) == node_id))).scalar_one_or_none()
