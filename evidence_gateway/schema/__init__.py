@@ -17,6 +17,7 @@ from evidence_gateway.schema import (
     calculations,
     events,
     evidence,
+    keys,
     limits,
     packs,
     subscriptions,
@@ -27,7 +28,7 @@ from evidence_gateway.schema import (
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events)
+_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, keys)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (
