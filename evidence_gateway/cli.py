@@ -9,7 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from evidence_gateway.cli_support import CliError, HelpFormatter, duration, instant
+from evidence_gateway.cli_support import CliError, HelpFormatter, checked_database_url, duration, instant
 from evidence_gateway.db import Database
 from evidence_gateway.resolvers import organizations
 from evidence_gateway.settings import get_settings
@@ -19,7 +19,7 @@ DEMO_ORG = "demo"
 
 def _with_db(args: argparse.Namespace) -> Database:
     url = args.database_url or get_settings().database_url
-    return Database(url)
+    return Database(checked_database_url(url))
 
 
 async def _prepared(
@@ -182,7 +182,7 @@ def cmd_legacy_import(args: argparse.Namespace) -> int:
             data = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CliError(f"cannot read {args.file}: {exc}") from None
-    with progress("importing legacy reports") as advance:
+    with progress("importing legacy reports", finishing="committing the import") as advance:
         ids = asyncio.run(
             _prepared(
                 args,

@@ -51,8 +51,9 @@ class Advance(Protocol):
 
 
 @contextmanager
-def progress(description: str) -> Iterator[Advance]:
-    """A progress bar on stderr when it is a terminal; silent otherwise (scripts, logs, CI)."""
+def progress(description: str, finishing: str | None = None) -> Iterator[Advance]:
+    """A progress bar on stderr when it is a terminal; silent otherwise (scripts, logs, CI).
+    ``finishing`` replaces the description once every item is done (e.g. while committing)."""
     if not sys.stderr.isatty():
         yield lambda done, total: None
         return
@@ -69,7 +70,8 @@ def progress(description: str) -> Iterator[Advance]:
         task = bar.add_task(description, total=None)
 
         def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            finished = finishing is not None and done >= total
+            bar.update(task, completed=done, total=total, description=finishing if finished else description)
 
         yield advance
 
@@ -105,6 +107,25 @@ def key_table(rows: Sequence[Any]) -> str:
     ]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() + "\n" for line in lines)
+
+
+BAD_URL = "use sqlite:///PATH or postgresql://USER@HOST/DB, e.g. sqlite:///./evidence.db"
+
+
+def checked_database_url(url: str) -> str:
+    """Refuse what is not a SQLite or PostgreSQL URL before any driver is imported."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    from evidence_gateway.db import normalise_url
+
+    try:
+        backend = make_url(normalise_url(url)).get_backend_name()
+    except ArgumentError:
+        raise CliError(f"bad database URL {url!r} ({BAD_URL})") from None
+    if backend not in ("sqlite", "postgresql"):
+        raise CliError(f"unsupported database {backend!r} in the URL ({BAD_URL})")
+    return url
 
 
 def one_line(exc: BaseException) -> str:
