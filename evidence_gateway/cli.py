@@ -95,6 +95,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = get_settings()
 
     async def run(db: Database) -> None:
+        from evidence_gateway import instance_secrets
+
+        # Events of work done here carry signed download links, signed as the API nodes sign them.
+        settings.secret_key = await instance_secrets.signing_key(db, settings)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

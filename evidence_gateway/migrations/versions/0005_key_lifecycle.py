@@ -1,7 +1,9 @@
-"""API key lifecycle: name, scope, expiry, last use
+"""API key lifecycle: name, scope, expiry, last use; the installation's generated secrets
 
 Keys made before this revision could do everything, so they become ``admin`` (the column's
-server default); they have no name, no expiry and no recorded use.
+server default); they have no name, no expiry and no recorded use. ``instance_secret`` keeps
+the download-signing secret generated when EVIDENCE_SECRET_KEY is unset, so every worker and
+node shares it (it used to be a file beside the SQLite database).
 
 Revision ID: 0005_key_lifecycle
 Revises: 0004_method
@@ -22,6 +24,13 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
+    op.create_table(
+        "instance_secret",
+        sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+        sa.Column("value", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
+        sa.Column("created_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("name"),
+    )
     with op.batch_alter_table("api_key", schema=None) as batch_op:
         batch_op.add_column(sa.Column("name", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=True))
         batch_op.add_column(
@@ -37,3 +46,4 @@ def downgrade() -> None:
         batch_op.drop_column("expires_at")
         batch_op.drop_column("scope")
         batch_op.drop_column("name")
+    op.drop_table("instance_secret")
