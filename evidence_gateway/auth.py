@@ -127,15 +127,18 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
         raise Unauthenticated()
     key_hash = hash_key(token)
     cache = cache if cache is not None else KeyCache(0)
-    principal = cache.get(key_hash)
+    principal, expires_at, cached = cache.get(key_hash), None, True
     if principal is None:
-        principal = await _look_up(db, key_hash, cache)
+        (principal, expires_at), cached = await _look_up(db, key_hash), False
     if principal.key_id is not None and cache.due_for_touch(principal.key_id):
         await _touch(db, principal.key_id)
+    if not cached:
+        # Trusted from now, not from before the touch: the window is the cache's, whatever a write cost.
+        cache.put(key_hash, principal, expires_at)
     return principal
 
 
-async def _look_up(db: Database, key_hash: str, cache: KeyCache) -> Principal:
+async def _look_up(db: Database, key_hash: str) -> tuple[Principal, datetime | None]:
     stmt = select(col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.scope), col(ApiKey.expires_at)).where(
         col(ApiKey.key_hash) == key_hash,
         col(ApiKey.revoked_at).is_(None),
@@ -147,9 +150,7 @@ async def _look_up(db: Database, key_hash: str, cache: KeyCache) -> Principal:
     expires_at = as_aware(row.expires_at)
     if expires_at is not None and expires_at <= utcnow():
         raise Unauthenticated()
-    principal = Principal(org_id=row.org_id, key_id=row.id, scope=Scope(row.scope))
-    cache.put(key_hash, principal, expires_at)
-    return principal
+    return Principal(org_id=row.org_id, key_id=row.id, scope=Scope(row.scope)), expires_at
 
 
 async def _touch(db: Database, key_id: uuid.UUID) -> None:

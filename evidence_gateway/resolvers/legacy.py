@@ -193,9 +193,9 @@ async def import_legacy_reports(
 ) -> list[uuid.UUID]:
     """Insert or update (same id, same organisation) in one transaction; returns the stored ids.
 
-    An unknown organisation is refused unless ``create_org`` (the CLI asks for it by name, since a
-    typo must not make a new one).
-    ``progress(done, total)`` hears of each stored record (the CLI draws a bar with it).
+    Without ``create_org`` (the CLI without --create-org) an unknown organisation is refused: a
+    typo must not make a new one. ``progress(done, total)`` hears how far the store has got,
+    every 500 records and at the end (the CLI draws a bar with it).
     """
     records = validate_records(data)
     if create_org:
