@@ -8,6 +8,7 @@ import re
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -83,6 +84,8 @@ class KeyCache:
     """
 
     ttl: float
+    # The cache's clock (tests pass their own, so a slow machine cannot stretch a window).
+    clock: Callable[[], float] = time.monotonic
     _entries: dict[str, tuple[Principal, float]] = field(default_factory=dict)
     _touched: dict[uuid.UUID, float] = field(default_factory=dict)
 
@@ -92,7 +95,7 @@ class KeyCache:
         hit = self._entries.get(key_hash)
         if hit is None:
             return None
-        if hit[1] < time.monotonic():
+        if hit[1] < self.clock():
             del self._entries[key_hash]
             return None
         return hit[0]
@@ -105,11 +108,11 @@ class KeyCache:
             return
         if len(self._entries) >= self.MAX_ENTRIES:
             self._entries.clear()
-        self._entries[key_hash] = (principal, time.monotonic() + ttl)
+        self._entries[key_hash] = (principal, self.clock() + ttl)
 
     def due_for_touch(self, key_id: uuid.UUID) -> bool:
         """True at most once per ``LAST_USED_RESOLUTION`` per key in this process."""
-        now = time.monotonic()
+        now = self.clock()
         last = self._touched.get(key_id)
         if last is not None and now - last < LAST_USED_RESOLUTION.total_seconds():
             return False
