@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from evidence_gateway import graphiql, rest_compat, wakeups
+from evidence_gateway import graphiql, instance_secrets, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.request_id import RequestIdMiddleware
@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await db.create_schema()
+        settings.secret_key = await instance_secrets.signing_key(db, settings)
         subscriptions.start()  # before the listener: its first wake-up must reach the hub
         if listener is not None:
             await listener.start()
@@ -86,5 +87,4 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.dispatcher = dispatcher
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
-    settings.secret_key = settings.resolved_secret_key()
     return app

@@ -1,23 +1,46 @@
-"""API keys: generation, hashing, and resolving a Bearer header to a Principal."""
+"""API keys: generation, hashing, scopes, and resolving a Bearer header to a Principal."""
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
 
-from sqlalchemy import select
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.errors import Unauthenticated
 from evidence_gateway.models import ApiKey
+from evidence_gateway.timeutil import as_aware, utcnow
+
+log = logging.getLogger(__name__)
 
 KEY_PREFIX = "evk_"
 _KEY_RE = re.compile(r"^evk_[0-9a-f]{48}$")
+# How often a key's last-used time is written: a write per request would put every read on
+# the write path (and, on SQLite, behind its one writer).
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class Scope(StrEnum):
+    """What a key may do. Each scope includes the ones before it: admin > write > read."""
+
+    READ = "read"
+    WRITE = "write"
+    ADMIN = "admin"
+
+    def allows(self, needed: Scope) -> bool:
+        order = list(Scope)
+        return order.index(self) >= order.index(needed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +50,9 @@ class Principal:
     org_id: uuid.UUID
     # None for work nobody's key asked for (the CLI, the sweeper).
     key_id: uuid.UUID | None
+    # Work the system does itself (the CLI, the sweeper, queued work a key was allowed to
+    # start) is not limited by a key's scope.
+    scope: Scope = Scope.ADMIN
 
 
 def generate_key() -> str:
@@ -46,47 +72,77 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip() or None
 
 
+@dataclass
 class KeyCache:
-    """Recently verified keys, per process, for a few seconds.
+    """Recently verified keys, per process, for a few seconds; and when this process last
+    recorded each key's use.
 
     The key lookup is a whole session and statement per request (PERFORMANCE-NOTES: ~600 µs
     through the async adapter); most traffic repeats one key. The price: a revoked key keeps
-    working on a node for at most ``ttl`` seconds. Only valid keys are cached, so guessing
-    keys cannot fill it.
+    working on a node for at most ``ttl`` seconds (an expiring key never outlives its expiry).
+    Only valid keys are cached, so guessing keys cannot fill it.
     """
 
-    MAX_ENTRIES = 10_000
+    ttl: float
+    # The cache's clock (tests pass their own, so a slow machine cannot stretch a window).
+    clock: Callable[[], float] = time.monotonic
+    _entries: dict[str, tuple[Principal, float]] = field(default_factory=dict)
+    _touched: dict[uuid.UUID, float] = field(default_factory=dict)
 
-    def __init__(self, ttl_seconds: float) -> None:
-        self.ttl = ttl_seconds
-        self._entries: dict[str, tuple[Principal, float]] = {}
+    MAX_ENTRIES = 10_000
 
     def get(self, key_hash: str) -> Principal | None:
         hit = self._entries.get(key_hash)
         if hit is None:
             return None
-        if hit[1] < time.monotonic():
+        if hit[1] < self.clock():
             del self._entries[key_hash]
             return None
         return hit[0]
 
-    def put(self, key_hash: str, principal: Principal) -> None:
-        if self.ttl <= 0:
+    def put(self, key_hash: str, principal: Principal, expires_at: datetime | None = None) -> None:
+        ttl = self.ttl
+        if expires_at is not None:
+            ttl = min(ttl, (expires_at - utcnow()).total_seconds())
+        if ttl <= 0:
             return
         if len(self._entries) >= self.MAX_ENTRIES:
             self._entries.clear()
-        self._entries[key_hash] = (principal, time.monotonic() + self.ttl)
+        self._entries[key_hash] = (principal, self.clock() + ttl)
+
+    def due_for_touch(self, key_id: uuid.UUID) -> bool:
+        """True at most once per ``LAST_USED_RESOLUTION`` per key in this process."""
+        now = self.clock()
+        last = self._touched.get(key_id)
+        if last is not None and now - last < LAST_USED_RESOLUTION.total_seconds():
+            return False
+        if len(self._touched) >= self.MAX_ENTRIES:
+            self._touched.clear()
+        self._touched[key_id] = now
+        return True
 
 
 async def authenticate(db: Database, authorization: str | None, cache: KeyCache | None = None) -> Principal:
-    """One indexed lookup; malformed keys are refused before touching the database."""
+    """One indexed lookup; malformed keys are refused before touching the database. Unknown,
+    revoked and expired keys are refused alike, so a caller learns nothing from the answer."""
     token = bearer_token(authorization)
     if token is None or not _KEY_RE.fullmatch(token):
         raise Unauthenticated()
     key_hash = hash_key(token)
-    if cache is not None and (cached := cache.get(key_hash)) is not None:
-        return cached
-    stmt = select(col(ApiKey.id), col(ApiKey.org_id)).where(
+    cache = cache if cache is not None else KeyCache(0)
+    principal, expires_at, cached = cache.get(key_hash), None, True
+    if principal is None:
+        (principal, expires_at), cached = await _look_up(db, key_hash), False
+    if principal.key_id is not None and cache.due_for_touch(principal.key_id):
+        await _touch(db, principal.key_id)
+    if not cached:
+        # Trusted from now, not from before the touch: the window is the cache's, whatever a write cost.
+        cache.put(key_hash, principal, expires_at)
+    return principal
+
+
+async def _look_up(db: Database, key_hash: str) -> tuple[Principal, datetime | None]:
+    stmt = select(col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.scope), col(ApiKey.expires_at)).where(
         col(ApiKey.key_hash) == key_hash,
         col(ApiKey.revoked_at).is_(None),
     )
@@ -94,7 +150,26 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
         row = (await session.execute(stmt)).first()
     if row is None:
         raise Unauthenticated()
-    principal = Principal(org_id=row.org_id, key_id=row.id)
-    if cache is not None:
-        cache.put(key_hash, principal)
-    return principal
+    expires_at = as_aware(row.expires_at)
+    if expires_at is not None and expires_at <= utcnow():
+        raise Unauthenticated()
+    return Principal(org_id=row.org_id, key_id=row.id, scope=Scope(row.scope)), expires_at
+
+
+async def _touch(db: Database, key_id: uuid.UUID) -> None:
+    """Record the key's use; the condition keeps N nodes from each writing it every minute.
+    A failure costs only the timestamp, never the request."""
+    now = utcnow()
+    stmt = (
+        update(ApiKey)
+        .where(
+            col(ApiKey.id) == key_id,
+            or_(col(ApiKey.last_used_at).is_(None), col(ApiKey.last_used_at) < now - LAST_USED_RESOLUTION),
+        )
+        .values(last_used_at=now)
+    )
+    try:
+        async with db.write() as session:
+            await session.execute(stmt)
+    except SQLAlchemyError:
+        log.warning("could not record the last use of API key %s", key_id, exc_info=True)

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from evidence_gateway.cli_support import CliError, HelpFormatter, checked_database_url, duration, instant
 from evidence_gateway.db import Database
 from evidence_gateway.resolvers import organizations
 from evidence_gateway.settings import get_settings
@@ -18,7 +19,7 @@ DEMO_ORG = "demo"
 
 def _with_db(args: argparse.Namespace) -> Database:
     url = args.database_url or get_settings().database_url
-    return Database(url)
+    return Database(checked_database_url(url))
 
 
 async def _prepared(
@@ -94,6 +95,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     settings = get_settings()
 
     async def run(db: Database) -> None:
+        from evidence_gateway import instance_secrets
+
+        # Events of work done here carry signed download links, signed as the API nodes sign them.
+        settings.secret_key = await instance_secrets.signing_key(db, settings)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -135,8 +140,37 @@ def cmd_db_current(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
-    key = asyncio.run(_prepared(args, lambda db: organizations.create_api_key(db, args.org)))
+    """Prints the key alone on stdout (scripts capture it); it is not stored, so not shown again."""
+    from evidence_gateway.timeutil import utcnow
+
+    options: dict[str, Any] = {"scope": args.scope, "name": args.name}
+    if args.expires_in is not None:
+        options["expires_at"] = utcnow() + args.expires_in
+    elif args.expires_at is not None:
+        options["expires_at"] = args.expires_at
+    key = asyncio.run(_prepared(args, lambda db: organizations.create_api_key(db, args.org, **options)))
     print(key)
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    from evidence_gateway.cli_support import key_table
+    from evidence_gateway.resolvers import keys
+
+    rows = asyncio.run(_prepared(args, lambda db: keys.list_for_org(db, args.org)))
+    sys.stdout.write(key_table(rows))
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    from evidence_gateway.resolvers import keys
+
+    key = asyncio.run(_prepared(args, lambda db: keys.revoke_by_reference(db, args.key, args.org)))
+    window = get_settings().auth_cache_seconds
+    print(
+        f"revoked {key.display_prefix} ({key.id}); every node refuses it within {window:g} s "
+        "(EVIDENCE_AUTH_CACHE_SECONDS)"
+    )
     return 0
 
 
@@ -144,37 +178,42 @@ def cmd_legacy_import(args: argparse.Namespace) -> int:
     """Prints the stored ids one a line; a bad file or record imports nothing and exits 1."""
     import json
 
-    from evidence_gateway.errors import InvalidInput
+    from evidence_gateway.cli_support import progress
     from evidence_gateway.resolvers.legacy import import_legacy_reports
 
     try:
         with open(args.file, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
-        return 1
-    try:
-        ids = asyncio.run(_prepared(args, lambda db: import_legacy_reports(db, args.org, data)))
-    except InvalidInput as exc:
-        print(f"error: {exc.message}; nothing imported", file=sys.stderr)
-        for where, why in exc.fields.items():
-            print(f"  {where}: {why}", file=sys.stderr)
-        return 1
+        raise CliError(f"cannot read {args.file}: {exc}") from None
+    with progress("importing legacy reports", finishing="committing the import") as advance:
+        ids = asyncio.run(
+            _prepared(
+                args,
+                lambda db: import_legacy_reports(db, args.org, data, create_org=args.create_org, progress=advance),
+            )
+        )
     sys.stdout.write("".join(f"{i}\n" for i in ids))
     return 0
 
 
 def cmd_webhooks_secret(args: argparse.Namespace) -> int:
     """Prints the organisation's webhook signing secret; --rotate replaces it first."""
-    from evidence_gateway.errors import NotFound
     from evidence_gateway.resolvers.webhooks import signing_secret
 
-    try:
-        secret = asyncio.run(_prepared(args, lambda db: signing_secret(db, args.org, rotate=args.rotate)))
-    except NotFound as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
-    print(secret)
+    print(asyncio.run(_prepared(args, lambda db: signing_secret(db, args.org, rotate=args.rotate))))
+    return 0
+
+
+def cmd_db_backup(args: argparse.Namespace) -> int:
+    """SQLite's online backup: a consistent copy while the server runs."""
+    from evidence_gateway import backup
+    from evidence_gateway.cli_support import progress
+
+    url = args.database_url or get_settings().database_url
+    with progress("backing up") as advance:
+        pages = backup.sqlite_backup(url, args.file, progress=advance)
+    print(f"backed up {pages} pages to {args.file}")
     return 0
 
 
@@ -192,35 +231,69 @@ def cmd_graphiql_assets(args: argparse.Namespace) -> int:
     try:
         stored = graphiql.fetch_assets(directory, log=lambda line: print(line, file=sys.stderr))
     except graphiql.AssetError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise CliError(str(exc)) from None
     print(f"stored {len(stored)} verified GraphiQL files in {directory.resolve()}")
     return 0
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("evidence-gateway")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evidence-gateway", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    from evidence_gateway.auth import Scope
+    from evidence_gateway.resolvers.keys import DEFAULT_SCOPE
+    from evidence_gateway.settings import DEFAULT_DATABASE_URL
+
+    parser = argparse.ArgumentParser(prog="evidence-gateway", description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(group: Any, name: str, about: str) -> argparse.ArgumentParser:
+        made: argparse.ArgumentParser = group.add_parser(
+            name, help=about, description=about, formatter_class=HelpFormatter
+        )
+        return made
 
     def db_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--database-url", default=None, help="overrides EVIDENCE_DATABASE_URL")
+        p.add_argument(
+            "--database-url",
+            default=None,
+            metavar="URL",
+            help=f"sqlite:///PATH or postgresql://USER@HOST/DB (default: EVIDENCE_DATABASE_URL, "
+            f"else {DEFAULT_DATABASE_URL})",
+        )
 
-    serve = sub.add_parser("serve", help="run the API with uvicorn")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--log-level", default="info")
+    def org_option(p: argparse.ArgumentParser, about: str = "the organisation's name") -> None:
+        p.add_argument("--org", required=True, metavar="NAME", help=about)
+
+    serve = command(sub, "serve", "run the API with uvicorn")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port to listen on")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="uvicorn worker processes (more than 1: PostgreSQL, or SQLite with care)",
+    )
+    serve.add_argument("--log-level", default="info", help="uvicorn's log level (debug, info, warning, error)")
     serve.add_argument(
         "--migrate",
         action="store_true",
-        help="PostgreSQL: upgrade the schema before starting (one node only; default EVIDENCE_MIGRATE)",
+        help="PostgreSQL: upgrade the schema before starting (one node only; also EVIDENCE_MIGRATE=true)",
     )
     serve.add_argument(
         "--graceful-timeout",
         type=int,
         default=30,
         metavar="SECONDS",
-        help="on shutdown, wait this long for requests in flight before closing them (default 30)",
+        help="on shutdown, wait this long for requests in flight before closing them",
     )
     serve.add_argument(
         "--no-dispatcher",
@@ -230,59 +303,111 @@ def build_parser() -> argparse.ArgumentParser:
     db_option(serve)
     serve.set_defaults(func=cmd_serve)
 
-    worker = sub.add_parser("worker", help="run webhook delivery and background work without HTTP")
+    worker = command(sub, "worker", "run webhook delivery and background work without HTTP")
     db_option(worker)
     worker.set_defaults(func=cmd_worker)
 
-    keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
-    create = keys.add_parser("create", help="create an API key (and the organisation if new)")
-    create.add_argument("--org", required=True)
+    keys = command(sub, "keys", "API keys: create, list, revoke").add_subparsers(
+        dest="keys_command", required=True, metavar="COMMAND"
+    )
+    create = command(keys, "create", "create an API key (and the organisation if new); prints the key alone")
+    org_option(create, "the organisation's name (created if new)")
+    create.add_argument(
+        "--scope",
+        choices=[s.value for s in Scope],
+        default=DEFAULT_SCOPE.value,
+        help="read: no changes; write: data; admin: also webhook secrets, endpoints and keys",
+    )
+    create.add_argument("--name", default=None, help="a label for people, shown by `keys list`")
+    expiry = create.add_mutually_exclusive_group()
+    expiry.add_argument(
+        "--expires-in", type=duration, default=None, metavar="DURATION", help="e.g. 90d, 12h, 30m (default: never)"
+    )
+    expiry.add_argument(
+        "--expires-at",
+        type=instant,
+        default=None,
+        metavar="WHEN",
+        help="ISO 8601, UTC unless a zone is given, e.g. 2027-01-31T18:00Z (default: never)",
+    )
     db_option(create)
     create.set_defaults(func=cmd_keys_create)
+    listing = command(keys, "list", "list an organisation's keys: prefix, name, scope, dates (never the key)")
+    org_option(listing)
+    db_option(listing)
+    listing.set_defaults(func=cmd_keys_list)
+    revoke = command(keys, "revoke", "revoke a key (every node refuses it within EVIDENCE_AUTH_CACHE_SECONDS)")
+    revoke.add_argument("key", metavar="PREFIX_OR_ID", help="the key's prefix (evk_1a2b3c) or id, from `keys list`")
+    revoke.add_argument("--org", default=None, metavar="NAME", help="only look among this organisation's keys")
+    db_option(revoke)
+    revoke.set_defaults(func=cmd_keys_revoke)
 
-    legacy = sub.add_parser("legacy", help="legacy v1 reports").add_subparsers(dest="legacy_command", required=True)
-    legacy_import = legacy.add_parser("import", help="load legacy v1 report records (JSON array) for an organisation")
-    legacy_import.add_argument("file", metavar="FILE.json")
-    legacy_import.add_argument("--org", required=True)
+    legacy = command(sub, "legacy", "legacy v1 reports").add_subparsers(
+        dest="legacy_command", required=True, metavar="COMMAND"
+    )
+    legacy_import = command(legacy, "import", "load legacy v1 report records (JSON array) for an organisation")
+    legacy_import.add_argument("file", metavar="FILE.json", help="a JSON array of v1 report records")
+    org_option(legacy_import, "the organisation's name; it must exist unless --create-org")
+    legacy_import.add_argument("--create-org", action="store_true", help="create the organisation if it is new")
     db_option(legacy_import)
     legacy_import.set_defaults(func=cmd_legacy_import)
 
-    webhooks = sub.add_parser("webhooks", help="outgoing webhooks").add_subparsers(
-        dest="webhooks_command", required=True
+    webhooks = command(sub, "webhooks", "outgoing webhooks").add_subparsers(
+        dest="webhooks_command", required=True, metavar="COMMAND"
     )
-    secret = webhooks.add_parser("secret", help="print an organisation's webhook signing secret")
-    secret.add_argument("--org", required=True)
+    secret = command(webhooks, "secret", "print an organisation's webhook signing secret")
+    org_option(secret)
     secret.add_argument("--rotate", action="store_true", help="replace the secret with a new one, then print it")
     db_option(secret)
     secret.set_defaults(func=cmd_webhooks_secret)
 
-    db = sub.add_parser("db", help="the database schema").add_subparsers(dest="db_command", required=True)
-    upgrade = db.add_parser("upgrade", help="upgrade the schema to this version's head; print the revision")
+    db = command(sub, "db", "the database: schema upgrades, backups").add_subparsers(
+        dest="db_command", required=True, metavar="COMMAND"
+    )
+    upgrade = command(db, "upgrade", "upgrade the schema to this version's head; print the revision")
     db_option(upgrade)
     upgrade.set_defaults(func=cmd_db_upgrade)
-    current = db.add_parser("current", help="print the schema's revision; exit 1 unless it is head")
+    current = command(db, "current", "print the schema's revision; exit 1 unless it is head")
     db_option(current)
     current.set_defaults(func=cmd_db_current)
+    backup = command(db, "backup", "copy a SQLite database while it runs (PostgreSQL: use pg_dump)")
+    backup.add_argument("file", metavar="FILE", help="where to write the copy (must not exist; written mode 0600)")
+    db_option(backup)
+    backup.set_defaults(func=cmd_db_backup)
 
-    export = sub.add_parser("export-schema", help="print the GraphQL SDL")
+    export = command(sub, "export-schema", "print the GraphQL SDL")
     export.set_defaults(func=cmd_export_schema)
 
-    assets = sub.add_parser("graphiql-assets", help="fetch GraphiQL's pinned scripts (npm pack) for offline use")
-    assets.add_argument("--dir", default=None, help="default: EVIDENCE_GRAPHIQL_ASSETS_DIR or ./.graphiql-assets")
+    assets = command(sub, "graphiql-assets", "fetch GraphiQL's pinned scripts (npm pack) for offline use")
+    assets.add_argument("--dir", default=None, help="default: EVIDENCE_GRAPHIQL_ASSETS_DIR, else ./.graphiql-assets")
     assets.set_defaults(func=cmd_graphiql_assets)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Every failure the user can act on is one ``error:`` line on stderr and exit 1; a
+    traceback would bury the one thing to fix."""
+    from evidence_gateway.cli_support import one_line
+    from evidence_gateway.errors import DomainError, InvalidInput
     from evidence_gateway.migrate import SchemaError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except SchemaError as exc:
-        # Written for an operator: one line that says what to run, no traceback.
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (SchemaError, CliError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except InvalidInput as exc:
+        where = "; ".join(f"{k}: {v}" for k, v in list(exc.fields.items())[:5])
+        more = f" (and {len(exc.fields) - 5} more)" if len(exc.fields) > 5 else ""
+        print(f"error: {exc.message}: {where}{more}; nothing changed", file=sys.stderr)
+    except DomainError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+    except Exception as exc:
+        print(f"error: {one_line(exc)}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -50,6 +51,7 @@ class Database:
             kwargs.update(pool_reset_on_return=None)
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
+            _create_private(self.engine.url.database)
             _configure_sqlite(self.engine)
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite has one writer; queueing writers in-process beats its busy back-off.
@@ -111,6 +113,17 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+
+
+def _create_private(path: str | None) -> None:
+    """A new SQLite file is readable by its owner only: it holds key hashes and webhook signing
+    secrets. (SQLite gives its -wal and -shm files the database file's permissions.)"""
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except (FileExistsError, FileNotFoundError, NotADirectoryError):
+        pass  # an existing database keeps its mode; a missing directory fails on connect
 
 
 async def _sqlite_begin(session: AsyncSession, statement: str) -> None:

@@ -40,6 +40,12 @@ class Forbidden(DomainError):
     graphql_code = "FORBIDDEN"
 
 
+class InsufficientScope(Forbidden):
+    """The key is valid but its scope does not cover the operation (RFC 6750's error name)."""
+
+    code = "insufficient_scope"
+
+
 class NotFound(DomainError):
     status = 404
     code = "not_found"

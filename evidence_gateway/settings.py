@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-import secrets
 from functools import lru_cache
-from pathlib import Path
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./evidence.db"
 
@@ -19,7 +14,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EVIDENCE_", extra="ignore")
 
     database_url: str = DEFAULT_DATABASE_URL
-    # Signs download links. Empty in dev: generated and persisted beside the DB.
+    # Signs download links. Empty: generated once and kept in the database (instance_secrets.py).
     secret_key: str = ""
     public_base_url: str = "http://127.0.0.1:8000"
     signed_url_ttl_seconds: int = Field(default=900, ge=1)
@@ -69,26 +64,6 @@ class Settings(BaseSettings):
         """How long a node holds a message it is sending: one resolve, one connect, the response,
         and a margin. A node that dies mid-attempt lets the message go after this."""
         return 2 * self.webhook_connect_timeout_seconds + 2 * self.webhook_read_timeout_seconds + 2
-
-    def resolved_secret_key(self) -> str:
-        """Return the signing secret, creating a persisted dev secret if none is set."""
-        if self.secret_key:
-            return self.secret_key
-        path = _dev_secret_path(self.database_url)
-        if path.exists():
-            return path.read_text().strip()
-        key = secrets.token_hex(32)
-        path.write_text(key)
-        log.warning("EVIDENCE_SECRET_KEY not set: generated a dev secret in %s", path)
-        return key
-
-
-def _dev_secret_path(database_url: str) -> Path:
-    if database_url.startswith("sqlite") and ":///" in database_url:
-        db_path = database_url.split(":///", 1)[1]
-        if db_path and db_path != ":memory:":
-            return Path(db_path).with_suffix(".secret")
-    return Path(".evidence-secret")
 
 
 @lru_cache

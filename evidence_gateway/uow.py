@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway import events, idempotency, wakeups
+from evidence_gateway.auth import Scope
 from evidence_gateway.events import EventType, PendingEvent
 from evidence_gateway.resolvers.context import Ctx
 
@@ -48,6 +49,8 @@ class UnitOfWork:
 
 @asynccontextmanager
 async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
+    # Every change passes here, so a read-only key is refused here, once, before anything runs.
+    ctx.require(Scope.WRITE)
     queued: asyncio.Future[None] | None = None
     uow: UnitOfWork | None = None
     try:

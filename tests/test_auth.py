@@ -90,22 +90,23 @@ async def test_graphql_introspection_needs_no_key(api: Api) -> None:
 
 async def test_verified_keys_are_cached_briefly_and_revocation_takes_effect_after_the_ttl(api: Api) -> None:
     """The per-process key cache trades at most ``auth_cache_seconds`` of revocation lag for a
-    lookup per request; unknown keys are never cached."""
-    import asyncio
-
+    lookup per request; unknown keys are never cached. The cache's clock is the test's, so a
+    slow machine cannot stretch the window."""
     from sqlalchemy import update
 
     from evidence_gateway.auth import KeyCache
     from evidence_gateway.models import ApiKey
     from evidence_gateway.timeutil import utcnow
 
+    now = [1000.0]
     app = api.http._transport.app  # type: ignore[attr-defined]
-    app.state.key_cache = KeyCache(0.3)
+    app.state.key_cache = KeyCache(5, clock=lambda: now[0])
     assert (await api.get("/api/v2/workspaces")).status_code == 200
     async with app.state.db.write() as session:
         await session.execute(update(ApiKey).where(ApiKey.key_hash == hash_key(api.key)).values(revoked_at=utcnow()))
+    now[0] += 4.9
     assert (await api.get("/api/v2/workspaces")).status_code == 200  # still trusted inside the TTL
-    await asyncio.sleep(0.35)
+    now[0] += 0.2
     assert (await api.get("/api/v2/workspaces")).status_code == 401
     assert (await api.get("/api/v2/workspaces", key="evk_" + "1" * 48)).status_code == 401
     assert len(app.state.key_cache._entries) == 0

@@ -176,7 +176,7 @@ def test_cli_legacy_import_keeps_ids_and_reimport_updates(tmp_path: Path) -> Non
     given = record(title="A")
     file = tmp_path / "reports.json"
     file.write_text(json.dumps([given, {"title": "B", "total_co2e_kg": 10}]))
-    out = run_cli("legacy", "import", str(file), "--org", "acme", "--database-url", url)
+    out = run_cli("legacy", "import", str(file), "--org", "acme", "--create-org", "--database-url", url)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert len(lines) == 2 and lines[0] == given["id"]
@@ -196,7 +196,7 @@ def test_cli_bad_record_imports_nothing(tmp_path: Path) -> None:
     bad_id = str(uuid.uuid4())
     file = tmp_path / "reports.json"
     file.write_text(json.dumps([record(title="ok"), record(id=bad_id, status="published", total_co2e_kg="12")]))
-    out = run_cli("legacy", "import", str(file), "--org", "acme", "--database-url", url)
+    out = run_cli("legacy", "import", str(file), "--org", "acme", "--create-org", "--database-url", url)
     assert out.returncode != 0
     assert out.stdout == ""
     assert "record 1" in out.stderr and bad_id in out.stderr and "status" in out.stderr
@@ -213,7 +213,7 @@ def test_cli_text_the_database_cannot_store_imports_nothing(tmp_path: Path) -> N
     db = tmp_path / "legacy.db"
     file = tmp_path / "reports.json"
     file.write_text(json.dumps([record(title="ok"), record(title="Q1\u0000 freight")]))
-    out = run_cli("legacy", "import", str(file), "--org", "acme", "--database-url", f"sqlite:///{db}")
+    out = run_cli("legacy", "import", str(file), "--org", "acme", "--create-org", "--database-url", f"sqlite:///{db}")
     assert out.returncode != 0
     assert "record 1" in out.stderr and "title" in out.stderr and "NUL" in out.stderr
     assert stored(db) == []
@@ -224,9 +224,11 @@ def test_cli_id_of_another_organisation_is_refused(tmp_path: Path) -> None:
     file = tmp_path / "reports.json"
     rec = record()
     file.write_text(json.dumps([rec]))
-    assert run_cli("legacy", "import", str(file), "--org", "acme", "--database-url", url).returncode == 0
+    assert (
+        run_cli("legacy", "import", str(file), "--org", "acme", "--create-org", "--database-url", url).returncode == 0
+    )
     file.write_text(json.dumps([dict(rec, title="hijack"), record(title="innocent")]))
-    out = run_cli("legacy", "import", str(file), "--org", "globex", "--database-url", url)
+    out = run_cli("legacy", "import", str(file), "--org", "globex", "--create-org", "--database-url", url)
     assert out.returncode != 0
     assert rec["id"] in out.stderr and "another organisation" in out.stderr
     assert [r[1] for r in stored(tmp_path / "legacy.db")] == [rec["title"]]

@@ -12,6 +12,7 @@ from evidence_gateway.models.calculation import (
 )
 from evidence_gateway.models.events import Event, EventCounter, IdempotencyRecord
 from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
+from evidence_gateway.models.instance import InstanceSecret
 from evidence_gateway.models.legacy import LegacyReport, LegacyReportStatus
 from evidence_gateway.models.organization import ApiKey, Organization
 from evidence_gateway.models.packs import (
@@ -60,6 +61,7 @@ __all__ = [
     "IntensityBasis",
     "IdempotencyRecord",
     "ImportBatch",
+    "InstanceSecret",
     "LegacyReport",
     "LegacyReportStatus",
     "MessageStatus",

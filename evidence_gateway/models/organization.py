@@ -26,5 +26,13 @@ class ApiKey(SQLModel, table=True):
     # SHA-256 hex of the whole key; the key itself is never stored.
     key_hash: str = Field(max_length=64, unique=True, nullable=False)
     display_prefix: str = Field(max_length=16, nullable=False)
+    # A label for people ("ci deploy", "alice laptop"); keys are told apart by it and the prefix.
+    name: str | None = Field(default=None, max_length=200)
+    # read < write < admin (auth.Scope). Keys made before scopes existed could do everything.
+    scope: str = Field(default="admin", max_length=8, nullable=False, sa_column_kwargs={"server_default": "admin"})
     created_at: datetime = created_field()
+    # None: the key does not expire.
+    expires_at: datetime | None = None
+    # Written at most once a minute per key (auth.LAST_USED_RESOLUTION), not per request.
+    last_used_at: datetime | None = None
     revoked_at: datetime | None = None

@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from evidence_gateway.auth import Principal
+from evidence_gateway.auth import Principal, Scope
 from evidence_gateway.db import Database
+from evidence_gateway.errors import InsufficientScope
 from evidence_gateway.idempotency import Claim
 from evidence_gateway.settings import Settings
 
@@ -32,3 +33,14 @@ class Ctx:
     @property
     def actor(self) -> uuid.UUID | None:
         return self.principal.key_id
+
+    def require(self, needed: Scope) -> None:
+        """The one scope check, for both transports: every write passes it in the unit of work;
+        secrets and webhook endpoints ask for ``admin`` themselves."""
+        have = self.principal.scope
+        if not have.allows(needed):
+            raise InsufficientScope(
+                f"this API key has scope '{have}'; this operation needs '{needed}'",
+                required_scope=str(needed),
+                key_scope=str(have),
+            )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
@@ -16,7 +17,7 @@ from evidence_gateway.auth import Principal
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.events import EventType
-from evidence_gateway.models import CalculationRun, LegacyReport, ReportPack
+from evidence_gateway.models import CalculationRun, LegacyReport, Organization, ReportPack
 from evidence_gateway.representation import legacy_report_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import get_or_create_org
@@ -182,10 +183,31 @@ def validate_records(data: Any) -> list[LegacyRecord]:
     return records
 
 
-async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[uuid.UUID]:
-    """Insert or update (same id, same organisation) in one transaction; returns the stored ids."""
+async def import_legacy_reports(
+    db: Database,
+    org_name: str,
+    data: Any,
+    *,
+    create_org: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[uuid.UUID]:
+    """Insert or update (same id, same organisation) in one transaction; returns the stored ids.
+
+    Without ``create_org`` (the CLI without --create-org) an unknown organisation is refused: a
+    typo must not make a new one. ``progress(done, total)`` hears how far the store has got,
+    every 500 records and at the end (the CLI draws a bar with it).
+    """
     records = validate_records(data)
-    org = await get_or_create_org(db, org_name)
+    if create_org:
+        org = await get_or_create_org(db, org_name)
+    else:
+        async with db.read() as read:
+            org_row = await read.execute(select(Organization).where(col(Organization.name) == org_name))
+            found = org_row.scalar_one_or_none()
+        if found is None:
+            raise NotFound(f"no organisation named {org_name!r} (--create-org makes it)")
+        org = found
+    report = progress or (lambda done, total: None)
     now = utcnow()
     stored: list[uuid.UUID] = []
     ctx = Ctx(db=db, settings=get_settings(), principal=Principal(org_id=org.id, key_id=None))
@@ -203,7 +225,9 @@ async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[
         }
         if foreign:
             raise InvalidInput("invalid legacy records", fields=foreign)
-        for rec in records:
+        for done, rec in enumerate(records, 1):
+            if done % 500 == 0 or done == len(records):
+                report(done, len(records))
             values = rec.model_dump(exclude={"id"})
             current = existing.get(rec.id) if rec.id is not None else None
             if current is not None:
@@ -213,10 +237,10 @@ async def import_legacy_reports(db: Database, org_name: str, data: Any) -> list[
                 stored.append(current.id)
                 uow.emit(EventType.legacy_report_imported, "legacy_report", current.id, legacy_report_json(current))
                 continue
-            report = LegacyReport(org_id=org.id, created_at=now, updated_at=now, **values)
+            new = LegacyReport(org_id=org.id, created_at=now, updated_at=now, **values)
             if rec.id is not None:
-                report.id = rec.id
-            session.add(report)
-            stored.append(report.id)
-            uow.emit(EventType.legacy_report_imported, "legacy_report", report.id, legacy_report_json(report))
+                new.id = rec.id
+            session.add(new)
+            stored.append(new.id)
+            uow.emit(EventType.legacy_report_imported, "legacy_report", new.id, legacy_report_json(new))
     return stored

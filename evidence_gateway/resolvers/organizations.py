@@ -1,16 +1,16 @@
-"""Organisations and keys: used by the CLI (no HTTP surface creates keys)."""
+"""Organisations and keys for the CLI and start-up (the demo organisation)."""
 
 from __future__ import annotations
 
 import base64
 import secrets
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlmodel import col
 
-from evidence_gateway.auth import generate_key, hash_key
 from evidence_gateway.db import Database
-from evidence_gateway.models import ApiKey, Organization
+from evidence_gateway.models import Organization
 
 
 def new_webhook_secret() -> str:
@@ -26,13 +26,13 @@ async def get_or_create_org(db: Database, name: str) -> Organization:
     return org
 
 
-async def create_api_key(db: Database, org_name: str) -> str:
-    """Creates the organisation if new; returns the only copy of the key."""
-    org = await get_or_create_org(db, org_name)
-    key = generate_key()
-    async with db.write() as session:
-        session.add(ApiKey(org_id=org.id, key_hash=hash_key(key), display_prefix=key[:10]))
-    return key
+async def create_api_key(db: Database, org_name: str, **options: Any) -> str:
+    """Creates the organisation if new; returns the only copy of the key. ``options``: name,
+    scope, expires_at (resolvers/keys.py)."""
+    from evidence_gateway.resolvers.keys import create_for_org
+
+    created = await create_for_org(db, org_name, options)
+    return created.key
 
 
 async def organization_count(db: Database) -> int:

@@ -531,7 +531,20 @@ async def read_content(db: Any, artifact: PackArtifact, offset: int, length: int
 
 
 def content_chunks(db: Any, artifact: PackArtifact) -> Callable[[], Any]:
-    """An async generator factory over the content, one megabyte at a time."""
+    """An async generator factory over the content, one megabyte at a time. On SQLite through
+    incremental blob reads (sqlite_blobs.py): substr() there loads the whole file per slice."""
+    if db.is_sqlite and db.engine.url.database not in (None, "", ":memory:"):
+        from evidence_gateway import sqlite_blobs
+
+        return lambda: sqlite_blobs.chunks(
+            db.engine.url.database,
+            ArtifactContent.__tablename__,
+            "content",
+            "artifact_id",
+            artifact.id,
+            artifact.size_bytes or 0,
+            sqlite_blobs.STREAM_CHUNK,
+        )
 
     async def chunks() -> Any:
         size = artifact.size_bytes or 0

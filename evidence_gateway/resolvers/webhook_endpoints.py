@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.auth import Scope
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
@@ -91,6 +92,7 @@ async def _event_head(session: AsyncSession, org_id: uuid.UUID) -> int:
 async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
     """Register a receiver; it is sent every matching event from this one on (its own
     ``webhook_endpoint.created`` included, a first sign that deliveries work)."""
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     p = parse(EndpointCreate, data)
     url = await _vetted_url(ctx, p.url)
     now = utcnow()
@@ -116,11 +118,13 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
 
 
 async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpoint]:
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
         return await newest_first(session, WebhookEndpoint, col(WebhookEndpoint.org_id) == ctx.org_id, params)
 
 
 async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
         return await load_endpoint(session, ctx, endpoint_id)
 
@@ -142,6 +146,7 @@ async def load_endpoint(
 async def update_endpoint(ctx: Ctx, endpoint_id: Any, data: Any) -> WebhookEndpoint:
     """Change what was given. Enabling again starts from the newest event (what happened while it
     was disabled stays readable in the event log) and forgets past failures."""
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     p = parse(EndpointUpdate, data)
     changes = {name: getattr(p, name) for name in p.model_fields_set}
     if any(value is None for value in changes.values()):
@@ -165,6 +170,7 @@ async def update_endpoint(ctx: Ctx, endpoint_id: Any, data: Any) -> WebhookEndpo
 
 async def delete_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
     """Gone with its pending messages; its recorded attempts stay in the delivery log."""
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with unit_of_work(ctx) as uow:
         endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
         _emit(uow, EventType.webhook_endpoint_deleted, endpoint)
@@ -175,6 +181,7 @@ async def delete_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
 
 async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
     """A new secret; the old one keeps signing beside it for 24 hours."""
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     secret = new_webhook_secret()
     async with unit_of_work(ctx) as uow:
         endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
@@ -191,6 +198,7 @@ async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
 
 async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[WebhookDelivery]:
     """Every attempt to this endpoint, newest first."""
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
         endpoint = await load_endpoint(session, ctx, endpoint_id)
         return await newest_first(session, WebhookDelivery, col(WebhookDelivery.endpoint_id) == endpoint.id, params)
@@ -202,6 +210,7 @@ async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
     Allowed whatever the message's state (a receiver that is back can be checked by hand); a
     success marks the message delivered. Test deliveries to a bare URL have no event to resend.
     """
+    ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     did = parse_id(delivery_id, "webhook delivery")
     async with ctx.db.read() as session:
         attempt = (

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.auth import Scope
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Organization
@@ -68,7 +69,6 @@ class WebhookTestResult:
 class Viewer:
     org_id: uuid.UUID
     organization_name: str
-    webhook_signing_secret: str
 
 
 def _iso(ts: Any) -> str:
@@ -80,6 +80,8 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
 
     Bad input, foreign references and refused targets raise InvalidInput and record nothing.
     """
+    # The unit of work that records the attempt checks this too, but only after the send.
+    ctx.require(Scope.WRITE)
     p = parse(WebhookTestInput, data)
     async with ctx.db.read() as session:
         endpoint = await _endpoint_ref(session, ctx, p.endpoint_id)
@@ -177,10 +179,18 @@ async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookD
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:
-    """The calling organisation, including its webhook signing secret."""
+    """The calling organisation (its signing secret: ``viewer_signing_secret``)."""
     async with ctx.db.read() as session:
         org = (await session.execute(select(Organization).where(col(Organization.id) == ctx.org_id))).scalar_one()
-    return Viewer(org_id=org.id, organization_name=org.name, webhook_signing_secret=org.webhook_signing_secret)
+    return Viewer(org_id=org.id, organization_name=org.name)
+
+
+async def viewer_signing_secret(ctx: Ctx) -> str:
+    """The organisation's webhook signing secret: whoever holds it can forge our webhooks."""
+    ctx.require(Scope.ADMIN)
+    async with ctx.db.read() as session:
+        stmt = select(col(Organization.webhook_signing_secret)).where(col(Organization.id) == ctx.org_id)
+        return str((await session.execute(stmt)).scalar_one())
 
 
 async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -> str:

@@ -59,8 +59,12 @@ ERRORS = {
         "Malformed JSON, a body that is not a JSON object, a missing required body, "
         f"or JSON nested deeper than {MAX_JSON_DEPTH} levels.",
     ),
-    401: ("Unauthenticated", "Missing, malformed, unknown or revoked API key."),
-    403: ("Forbidden", "Signed download link expired or tampered."),
+    401: ("Unauthenticated", "Missing, malformed, unknown, revoked or expired API key (one answer for all)."),
+    403: (
+        "Forbidden",
+        "The API key's scope does not cover the operation (code insufficient_scope: read keys change "
+        "nothing; webhook endpoints need admin), or a signed download link expired or was tampered with.",
+    ),
     404: ("NotFound", "Unknown id, another organisation's id, or a malformed id in the path."),
     409: (
         "Conflict",
@@ -160,7 +164,11 @@ def operation(
         "parameters": params or [],
         "responses": {
             str(status): success,
-            **{str(code): {"$ref": f"#/components/responses/{ERRORS[code][0]}"} for code in sorted({401, *errors})},
+            **{
+                str(code): {"$ref": f"#/components/responses/{ERRORS[code][0]}"}
+                # Every keyed operation can meet a key whose scope is too narrow (403).
+                for code in sorted({401, *errors, *((403,) if security is None else ())})
+            },
         },
     }
     if accepted is not None:

@@ -19,6 +19,7 @@ from evidence_gateway.schema import (
     enums,
     events,
     evidence,
+    keys,
     limits,
     nodes,
     packs,
@@ -31,7 +32,7 @@ from evidence_gateway.schema import (
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes)
+_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes, keys)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (

@@ -70,9 +70,13 @@ class WebhookDeliveryPage:
 class ViewerType:
     org_id: uuid.UUID = strawberry.field(description="Organisation id.")
     organization_name: str = strawberry.field(description="Organisation name.")
-    webhook_signing_secret: str = strawberry.field(
-        description="Standard Webhooks signing secret (whsec_…) that signs this organisation's webhooks."
+
+    @strawberry.field(
+        description="Standard Webhooks signing secret (whsec_…) that signs this organisation's webhooks. "
+        "Needs an admin key (FORBIDDEN otherwise)."
     )
+    async def webhook_signing_secret(self, info: GqlInfo) -> str:
+        return await webhooks.viewer_signing_secret(info.context.ctx)
 
 
 @strawberry.input(description="A signed test webhook to send.")
