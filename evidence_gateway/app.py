@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.types import ASGIApp
 
 from evidence_gateway import graphiql, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
@@ -23,6 +23,14 @@ from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.subscriptions import SubscriptionHub
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
+
+
+class EvidenceApp(Starlette):
+    """Starlette with our outermost middleware outside its error handling, so that a crash's
+    500 (answered by Starlette's ``ServerErrorMiddleware``) still carries the request id."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return RequestIdMiddleware(super().build_middleware_stack())
 
 
 async def healthz(request: Request) -> Response:
@@ -67,7 +75,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await db.dispose()
 
     graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
-    app = Starlette(
+    app = EvidenceApp(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/graphql", graphql, methods=["GET", "POST"]),
@@ -77,7 +85,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/api", routes=rest_compat.routes),
         ],
         exception_handlers=handlers,
-        middleware=[Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
     app.state.db = db

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evidence_gateway import checkpoints
-from tests.conftest import Api, create_workspace
+from tests.conftest import Api, create_workspace, error_body
 from tests.gates import Gate
 from tests.test_packs import ROWS, calculated_workspace
 
@@ -101,7 +101,7 @@ async def test_workspace_etag_and_if_match(api: Api) -> None:
     stale = '"0"'
     resp = await add_import(api, ws["id"], ROWS[:1], **{"If-Match": stale})
     assert resp.status_code == 412
-    assert resp.json()["details"] == {"code": "precondition_failed", "resource": "workspace", "etag": tag}
+    assert error_body(resp)["details"] == {"code": "precondition_failed", "resource": "workspace", "etag": tag}
     assert (await workspace(api, ws["id"]))["data_version"] == 1  # nothing written
     ok = await add_import(api, ws["id"], ROWS[:1], **{"If-Match": tag})
     assert ok.status_code == 201
