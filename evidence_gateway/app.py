@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 from evidence_gateway import graphiql, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
+from evidence_gateway.observability.access import AccessLogMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
@@ -26,11 +27,13 @@ from evidence_gateway.worker import Worker
 
 
 class EvidenceApp(Starlette):
-    """Starlette with our outermost middleware outside its error handling, so that a crash's
-    500 (answered by Starlette's ``ServerErrorMiddleware``) still carries the request id."""
+    """Starlette with our middleware outside its error handling, so that a crash's 500 (answered
+    by Starlette's ``ServerErrorMiddleware``) still carries the request id and is logged and
+    counted like any other answer."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        return RequestIdMiddleware(super().build_middleware_stack())
+        inner = super().build_middleware_stack()
+        return RequestIdMiddleware(AccessLogMiddleware(inner, self.routes, on_done=[]))
 
 
 async def healthz(request: Request) -> Response:

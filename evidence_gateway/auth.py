@@ -15,6 +15,7 @@ from sqlmodel import col
 from evidence_gateway.db import Database
 from evidence_gateway.errors import Unauthenticated
 from evidence_gateway.models import ApiKey
+from evidence_gateway.observability import access
 
 KEY_PREFIX = "evk_"
 _KEY_RE = re.compile(r"^evk_[0-9a-f]{48}$")
@@ -85,6 +86,7 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
         raise Unauthenticated()
     key_hash = hash_key(token)
     if cache is not None and (cached := cache.get(key_hash)) is not None:
+        access.note_caller(cached.org_id, token)
         return cached
     stmt = select(col(ApiKey.id), col(ApiKey.org_id)).where(
         col(ApiKey.key_hash) == key_hash,
@@ -97,4 +99,5 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
     principal = Principal(org_id=row.org_id, key_id=row.id)
     if cache is not None:
         cache.put(key_hash, principal)
+    access.note_caller(principal.org_id, token)
     return principal

@@ -13,6 +13,7 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.base import get_object_definition
 from strawberry.types.graphql import OperationType
 
+from evidence_gateway.observability.graphql import OperationRecorder
 from evidence_gateway.schema import (
     calculations,
     events,
@@ -69,7 +70,8 @@ class EvidenceSchema(strawberry.Schema):
 def build_schema(**kwargs: Any) -> EvidenceSchema:
     # Depth/alias/token/cost ceilings and parser/validation caches (schema/limits.py).
     # Subscription results reach the socket as they are: StreamErrors gives them HTTP's error shape.
-    kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors])
+    # OperationRecorder names the operation in the access log and metrics (observability/).
+    kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors, OperationRecorder])
     # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
     return EvidenceSchema(query=Query, mutation=Mutation, subscription=subscriptions.Subscription, **kwargs)
