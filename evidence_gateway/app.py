@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 from evidence_gateway import graphiql, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
+from evidence_gateway.observability import metrics, readiness, tracing
 from evidence_gateway.observability.access import AccessLogMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
 from evidence_gateway.rest_compat.errors import handlers
@@ -33,7 +34,7 @@ class EvidenceApp(Starlette):
 
     def build_middleware_stack(self) -> ASGIApp:
         inner = super().build_middleware_stack()
-        return RequestIdMiddleware(AccessLogMiddleware(inner, self.routes, on_done=[]))
+        return RequestIdMiddleware(AccessLogMiddleware(inner, self.routes, on_done=[metrics.observe_request]))
 
 
 async def healthz(request: Request) -> Response:
@@ -76,11 +77,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if listener is not None:
                 await listener.stop()
             await db.dispose()
+            if app.state.tracer_provider is not None:
+                app.state.tracer_provider.shutdown()  # the spans still buffered go out
 
     graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
     app = EvidenceApp(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readiness.readyz, methods=["GET"]),
+            Route("/metrics", metrics.metrics_endpoint, methods=["GET"]),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             # Subscriptions (graphql-transport-ws) on the same path.
             WebSocketRoute("/graphql", graphql),
@@ -90,6 +95,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         exception_handlers=handlers,
         lifespan=lifespan,
     )
+    app.state.tracer_provider = tracing.instrument(app)
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions

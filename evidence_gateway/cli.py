@@ -68,6 +68,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ["EVIDENCE_MIGRATE"] = "false"
     if args.no_dispatcher:
         os.environ["EVIDENCE_DISPATCHER"] = "false"
+    if args.workers > 1:
+        # Every worker process writes its metric samples where any of them can read all (/metrics).
+        from evidence_gateway.observability import multiproc
+
+        multiproc.prepare(os.environ)
     get_settings.cache_clear()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)

@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
     pause_at: str = ""
     graphiql_assets_dir: str = ""
+    # GET /metrics (Prometheus text format): served without an API key; false answers 404, and a
+    # token, when set, must come as "Authorization: Bearer <token>" (docs/observability.md).
+    metrics: bool = True
+    metrics_token: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod

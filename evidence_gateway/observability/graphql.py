@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from strawberry.extensions import SchemaExtension
 
-from evidence_gateway.observability import access
+from evidence_gateway.observability import access, tracing
 
 
 class OperationRecorder(SchemaExtension):
@@ -16,5 +16,8 @@ class OperationRecorder(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         kind = context.operation_type.value if context.operation_type else None
-        access.note_graphql(context.operation_name or "anonymous", kind)
+        name = context.operation_name or "anonymous"
+        access.note_graphql(name, kind)
+        if tracing.active:
+            tracing.annotate_graphql(name, kind)
         yield
