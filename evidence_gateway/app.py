@@ -16,6 +16,8 @@ from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.observability import metrics, readiness, tracing
 from evidence_gateway.observability.access import AccessLogMiddleware
+from evidence_gateway.ratelimit.limiter import Limiter
+from evidence_gateway.ratelimit.middleware import RateLimitMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
@@ -33,7 +35,9 @@ class EvidenceApp(Starlette):
     counted like any other answer."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        inner = super().build_middleware_stack()
+        inner = RateLimitMiddleware(
+            super().build_middleware_stack(), self.state.limiter, self.state.settings.rate_limits
+        )
         return RequestIdMiddleware(AccessLogMiddleware(inner, self.routes, on_done=[metrics.observe_request]))
 
 
@@ -101,6 +105,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.subscriptions = subscriptions
     app.state.dispatcher = dispatcher
     app.state.settings = settings
+    app.state.limiter = Limiter(settings)
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
     settings.secret_key = settings.resolved_secret_key()
     return app

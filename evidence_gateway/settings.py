@@ -56,6 +56,16 @@ class Settings(BaseSettings):
     # token, when set, must come as "Authorization: Bearer <token>" (docs/observability.md).
     metrics: bool = True
     metrics_token: str = ""
+    # Rate limits (docs/observability.md), per fixed window of this many seconds. Generous by
+    # default: they stop floods and key guessing, not ordinary clients or the benchmarks.
+    rate_limits: bool = True
+    rate_limit_window_seconds: int = Field(default=60, ge=1)
+    rate_limit_per_key: int = Field(default=100_000, ge=1)  # requests with one API key
+    rate_limit_per_address: int = Field(default=2_000, ge=1)  # requests without a key, per client address
+    rate_limit_auth_failures: int = Field(default=60, ge=1)  # 401s per client address, then 429
+    rate_limit_graphql_points: int = Field(default=2_000_000, ge=1)  # GraphQL document cost, per key or address
+    # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
+    redis_url: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod

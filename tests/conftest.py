@@ -104,6 +104,10 @@ def settings(database_url: str) -> Settings:
         background_work=False,
         # Webhook tests start the dispatcher themselves (tests/test_webhook_endpoints.py).
         dispatcher=False,
+        # Keyless requests and wrong keys are many here (contract and auth tests); the limits
+        # themselves are tests/test_rate_limits.py's.
+        rate_limit_per_address=1_000_000,
+        rate_limit_auth_failures=1_000_000,
     )
 
 

@@ -75,6 +75,11 @@ ERRORS = {
         "Well-formed but invalid input; details.fields names each field. Also: the Idempotency-Key "
         "was used for a different request (code idempotency_key_reused).",
     ),
+    429: (
+        "RateLimited",
+        "A rate limit is spent (details.policy: key, address or auth_failures); retry after Retry-After "
+        "seconds. RateLimit and RateLimit-Policy say what is left of each budget on every answer.",
+    ),
     502: ("UpstreamFailed", "The webhook target did not accept the test request; details carry the result."),
 }
 
@@ -160,7 +165,7 @@ def operation(
         "parameters": params or [],
         "responses": {
             str(status): success,
-            **{str(code): {"$ref": f"#/components/responses/{ERRORS[code][0]}"} for code in sorted({401, *errors})},
+            **{str(c): {"$ref": f"#/components/responses/{ERRORS[c][0]}"} for c in sorted({401, 429, *errors})},
         },
     }
     if accepted is not None:
@@ -795,6 +800,8 @@ def _error_responses() -> dict[str, Any]:
         response: dict[str, Any] = {"description": description, "content": _json(ref("ErrorResponse"))}
         if code == 401:
             response["headers"] = {"WWW-Authenticate": {"required": True, "schema": string(const="Bearer")}}
+        if code == 429:
+            response["headers"] = {"Retry-After": {"required": True, "schema": {"type": "integer", "minimum": 1}}}
         if code == 415:
             response["headers"] = {"Accept-Post": {"required": True, "schema": string(const="application/json")}}
         out[name] = response
