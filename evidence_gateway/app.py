@@ -19,6 +19,7 @@ from evidence_gateway.observability.access import AccessLogMiddleware
 from evidence_gateway.ratelimit.limiter import Limiter
 from evidence_gateway.ratelimit.middleware import RateLimitMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
+from evidence_gateway.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema import schema
@@ -35,10 +36,13 @@ class EvidenceApp(Starlette):
     counted like any other answer."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        inner = RateLimitMiddleware(
+        # Outermost first: the id, then the access line (it sees every status, 429s and crashes
+        # included), then the headers every answer needs, then the rate limits.
+        limited = RateLimitMiddleware(
             super().build_middleware_stack(), self.state.limiter, self.state.settings.rate_limits
         )
-        return RequestIdMiddleware(AccessLogMiddleware(inner, self.routes, on_done=[metrics.observe_request]))
+        observed = AccessLogMiddleware(ResponseHeadersMiddleware(limited), self.routes, [metrics.observe_request])
+        return RequestIdMiddleware(observed)
 
 
 async def healthz(request: Request) -> Response:
@@ -84,7 +88,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if app.state.tracer_provider is not None:
                 app.state.tracer_provider.shutdown()  # the spans still buffered go out
 
-    graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
+    # EVIDENCE_GRAPHIQL=false: no IDE page and no assets; GET /graphql is then a JSON 404.
+    graphql = EvidenceGraphQL(
+        schema, graphql_ide="graphiql" if settings.graphiql else None, allow_queries_via_get=False
+    )
     app = EvidenceApp(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
@@ -93,7 +100,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Route("/graphql", graphql, methods=["GET", "POST"]),
             # Subscriptions (graphql-transport-ws) on the same path.
             WebSocketRoute("/graphql", graphql),
-            *graphiql.routes,
+            *(graphiql.routes if settings.graphiql else []),
             Mount("/api", routes=rest_compat.routes),
         ],
         exception_handlers=handlers,

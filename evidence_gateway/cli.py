@@ -87,6 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # One JSON access line per request comes from observability/access.py instead; uvicorn's
         # own would print query strings, signed download links' signatures included.
         access_log=False,
+        server_header=False,  # no "server: uvicorn" banner
         timeout_graceful_shutdown=args.graceful_timeout,
     )
     return 0

@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
     pause_at: str = ""
     graphiql_assets_dir: str = ""
+    # Serve the GraphiQL IDE at GET /graphql (false: 404, for deployments that want no IDE).
+    graphiql: bool = True
     # GET /metrics (Prometheus text format): served without an API key; false answers 404, and a
     # token, when set, must come as "Authorization: Bearer <token>" (docs/observability.md).
     metrics: bool = True

@@ -49,6 +49,7 @@ class Flow:
         url = path if path.startswith("http") else self.base + path
         resp = httpx.request(method, url, headers=headers, timeout=60, **kw)
         assert resp.status_code == status, resp.text
+        assert "server" not in resp.headers  # no banner (uvicorn's is switched off)
         self.expected[rid] = {"method": method, "route": route, "status": status, "authed": auth}
         return resp.json() if resp.headers.get("content-type", "").startswith("application/json") else resp
 

@@ -4,6 +4,7 @@ packs only from the latest run, ETag / If-Match. Interleavings are fixed by barr
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -162,15 +163,19 @@ async def test_other_organisation_cannot_read_runs_imports_approvals(api: Api, a
     assert (await api_b.get(f"/api/v2/imports/{batch['id']}")).status_code == 404
 
 
-async def test_a_change_whose_events_fail_is_not_committed(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_change_whose_events_fail_is_not_committed(
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """The change, its events and its idempotent answer commit together or not at all — also when
     SQLite's event insert is queued behind the commit and PostgreSQL's runs as one statement."""
     from evidence_gateway import events
 
     monkeypatch.setattr(events, "_SQLITE_APPEND", "INSERT INTO no_such_table VALUES (?)")
     monkeypatch.setattr(events, "_POSTGRES_APPEND", "SELECT * FROM no_such_table WHERE $1::text IS NULL")
-    with pytest.raises(Exception, match="no_such_table"):
-        await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    with caplog.at_level(logging.ERROR, logger="evidence_gateway.errors"):
+        failed = await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    assert failed.status_code == 500 and error_body(failed)["details"] == {"code": "internal_error"}
+    assert "no_such_table" in caplog.text  # the event append failed, and was logged with the request
     monkeypatch.undo()
     listed = (await api.get("/api/v2/workspaces")).json()
     assert listed["pagination"]["total"] == 0
