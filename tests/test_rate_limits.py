@@ -18,9 +18,7 @@ from evidence_gateway.ratelimit.graphql import document_cost
 from evidence_gateway.ratelimit.limiter import Limiter
 from tests.conftest import Api, error_body
 from tests.serve_process import Node
-from tests.test_crash_safety import Database, database
-
-__all__ = ["database"]  # the fixture, re-exported for the two-node test
+from tests.test_crash_safety import Database
 
 WINDOW = 3600  # long enough that no window ends during a test: counts are exact
 LIST = "query Few { workspaces(perPage: 10) { items { id name } } }"
@@ -157,7 +155,10 @@ def _redis_answers() -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _redis_answers(), reason="no Redis on 127.0.0.1:6379")
-def test_two_nodes_share_one_budget_through_redis(database: Database, tmp_path: Path) -> None:
+def test_two_nodes_share_one_budget_through_redis(tmp_path: Path) -> None:
+    """The budget lives in Redis, whatever the database: one SQLite file serves both nodes here
+    (B neither delivers webhooks nor runs background work, so A owns them as on one host)."""
+    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}", sqlite_path=tmp_path / "evidence.db")
     env = {"EVIDENCE_REDIS_URL": "redis://127.0.0.1:6379/0", "EVIDENCE_RATE_LIMIT_PER_KEY": "6",
            "EVIDENCE_RATE_LIMIT_WINDOW_SECONDS": str(WINDOW)}  # fmt: skip
     (tmp_path / "a").mkdir()
