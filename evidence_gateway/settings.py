@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     rate_limit_per_key: int = Field(default=100_000, ge=1)  # requests with one API key
     rate_limit_per_address: int = Field(default=2_000, ge=1)  # requests without a key, per client address
     rate_limit_auth_failures: int = Field(default=60, ge=1)  # 401s per client address, then 429
-    rate_limit_graphql_points: int = Field(default=2_000_000, ge=1)  # GraphQL document cost, per key or address
+    rate_limit_graphql_points: int = Field(default=20_000_000, ge=1)  # GraphQL document cost, per key or address
     # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
     redis_url: str = ""
 
