@@ -76,6 +76,9 @@ def test_the_readme_flow_logs_one_json_line_per_request_and_no_secret(
         link = artifacts["data"][0]["signed_download_url"]
         assert "signature=" in link
         flow.call("GET", link, "/api/v2/artifacts/{id}/download", 200, auth=False)
+        flow.call("POST", "/api/v2/evidence-items", "/api/v2/evidence-items", 201,
+                  json={"evidence_type": "fuel_receipt", "title": "Diesel March", "file_name": "r-0317.pdf",
+                        "file_url": "https://files.example.com/r-0317.pdf", "workspace_id": ws["id"]})  # fmt: skip
         flow.call("POST", "/api/v2/webhooks/test", "/api/v2/webhooks/test", 200,
                   json={"target_url": receiver.url, "workspace_id": ws["id"]})  # fmt: skip
         endpoint = flow.call("POST", "/api/v2/webhook-endpoints", "/api/v2/webhook-endpoints", 201,

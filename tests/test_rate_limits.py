@@ -82,6 +82,9 @@ async def test_requests_without_a_key_are_limited_per_address(app: Starlette, cl
         assert ok.status_code == 200
         assert rate_limit(ok) == {"address": (2 - n, rate_limit(ok)["address"][1])}
     assert_refused(await client.get("/api/openapi.json"), "address", 3)
+    # GraphQL without a key spends the same budget, and is refused in its own shape.
+    gql = await client.post("/graphql", json={"query": "{ __typename }"})
+    assert assert_refused(gql, "address", 3)["errors"][0]["extensions"]["code"] == "RATE_LIMITED"
     assert (await client.get("/healthz")).status_code == 200  # probes are never limited
     assert "RateLimit" not in (await client.get("/healthz")).headers
 
