@@ -20,6 +20,7 @@ import structlog
 from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.request_id import request_id_of
 
 log = logging.getLogger("evidence_gateway.access")
@@ -114,12 +115,12 @@ class AccessLogMiddleware:
         try:
             await self.app(scope, receive, timed_send)
         except Exception:
-            if record.status is None and scope["type"] == "http":
-                log.exception("unhandled error before any answer")
-                await _internal_error(timed_send)
-            elif record.status is None:
+            # HTTP: Starlette's error handler has logged it, and answered 500 if nothing had
+            # started; a stream that broke mid-way can only end here. WebSockets: nobody logged it.
+            if scope["type"] == "websocket":
                 log.exception("unhandled error on a websocket")
-            # else: Starlette answered 500 and its handler logged the error; nothing more to say.
+            elif record.status is None:
+                await _internal_error(timed_send)
         finally:
             duration_ms = round((time.perf_counter() - started) * 1000, 2)
             status = record.status or 500
@@ -144,8 +145,6 @@ class AccessLogMiddleware:
 
 
 async def _internal_error(send: Send) -> None:
-    from evidence_gateway.jsoncodec import dumps
-
     body = dumps({"error": "internal server error", "details": {"code": "internal_error"}})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 500, "headers": headers})
