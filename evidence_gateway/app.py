@@ -6,15 +6,20 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.types import ASGIApp
 
 from evidence_gateway import graphiql, instance_secrets, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
+from evidence_gateway.observability import metrics, readiness, tracing
+from evidence_gateway.observability.access import AccessLogMiddleware
+from evidence_gateway.ratelimit.limiter import Limiter
+from evidence_gateway.ratelimit.middleware import RateLimitMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
+from evidence_gateway.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema import schema
@@ -23,6 +28,21 @@ from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.subscriptions import SubscriptionHub
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
+
+
+class EvidenceApp(Starlette):
+    """Starlette with our middleware outside its error handling, so that a crash's 500 (answered
+    by Starlette's ``ServerErrorMiddleware``) still carries the request id and is logged and
+    counted like any other answer."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        # Outermost first: the id, then the access line (it sees every status, 429s and crashes
+        # included), then the headers every answer needs, then the rate limits.
+        limited = RateLimitMiddleware(
+            super().build_middleware_stack(), self.state.limiter, self.state.settings.rate_limits
+        )
+        observed = AccessLogMiddleware(ResponseHeadersMiddleware(limited), self.routes, [metrics.observe_request])
+        return RequestIdMiddleware(observed)
 
 
 async def healthz(request: Request) -> Response:
@@ -66,25 +86,33 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if listener is not None:
                 await listener.stop()
             await db.dispose()
+            if app.state.tracer_provider is not None:
+                app.state.tracer_provider.shutdown()  # the spans still buffered go out
 
-    graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
-    app = Starlette(
+    # EVIDENCE_GRAPHIQL=false: no IDE page and no assets; GET /graphql is then a JSON 404.
+    graphql = EvidenceGraphQL(
+        schema, graphql_ide="graphiql" if settings.graphiql else None, allow_queries_via_get=False
+    )
+    app = EvidenceApp(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readiness.readyz, methods=["GET"]),
+            Route("/metrics", metrics.metrics_endpoint, methods=["GET"]),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             # Subscriptions (graphql-transport-ws) on the same path.
             WebSocketRoute("/graphql", graphql),
-            *graphiql.routes,
+            *(graphiql.routes if settings.graphiql else []),
             Mount("/api", routes=rest_compat.routes),
         ],
         exception_handlers=handlers,
-        middleware=[Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
+    app.state.tracer_provider = tracing.instrument(app)
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions
     app.state.dispatcher = dispatcher
     app.state.settings = settings
+    app.state.limiter = Limiter(settings)
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
     return app

@@ -20,6 +20,7 @@ from sqlmodel import col
 from evidence_gateway.db import Database
 from evidence_gateway.errors import Unauthenticated
 from evidence_gateway.models import ApiKey
+from evidence_gateway.observability import access
 from evidence_gateway.timeutil import as_aware, utcnow
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
     if not cached:
         # Trusted from now, not from before the touch: the window is the cache's, whatever a write cost.
         cache.put(key_hash, principal, expires_at)
+    access.note_caller(principal.org_id, token)
     return principal
 
 

@@ -46,6 +46,10 @@ async def _on_db(args: argparse.Namespace, work: Callable[[Database], Awaitable[
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from evidence_gateway.observability import logs
+
+    # JSON lines on stderr from here on, in this process and (log_config below) in every worker.
+    logs.configure(args.log_level)
     if args.database_url:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
     if "EVIDENCE_PUBLIC_BASE_URL" not in os.environ:
@@ -65,6 +69,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     os.environ["EVIDENCE_MIGRATE"] = "false"
     if args.no_dispatcher:
         os.environ["EVIDENCE_DISPATCHER"] = "false"
+    if args.workers > 1:
+        # Every worker process writes its metric samples where any of them can read all (/metrics).
+        from evidence_gateway.observability import multiproc
+
+        multiproc.prepare(os.environ)
     get_settings.cache_clear()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)
@@ -75,6 +84,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_config=logs.dict_config(args.log_level),
+        # One JSON access line per request comes from observability/access.py instead; uvicorn's
+        # own would print query strings, signed download links' signatures included.
+        access_log=False,
+        server_header=False,  # no "server: uvicorn" banner
         timeout_graceful_shutdown=args.graceful_timeout,
     )
     return 0
@@ -86,6 +100,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     import signal
 
     from evidence_gateway import wakeups
+    from evidence_gateway.observability import logs
     from evidence_gateway.webhooks.dispatcher import Dispatcher
     from evidence_gateway.worker import Worker
 
@@ -93,6 +108,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
     get_settings.cache_clear()
     settings = get_settings()
+    logs.configure()
 
     async def run(db: Database) -> None:
         from evidence_gateway import instance_secrets

@@ -47,6 +47,22 @@ class Settings(BaseSettings):
     # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
     pause_at: str = ""
     graphiql_assets_dir: str = ""
+    # Serve the GraphiQL IDE at GET /graphql (false: 404, for deployments that want no IDE).
+    graphiql: bool = True
+    # GET /metrics (Prometheus text format): served without an API key; false answers 404, and a
+    # token, when set, must come as "Authorization: Bearer <token>" (docs/observability.md).
+    metrics: bool = True
+    metrics_token: str = ""
+    # Rate limits (docs/observability.md), per fixed window of this many seconds. Generous by
+    # default: they stop floods and key guessing, not ordinary clients or the benchmarks.
+    rate_limits: bool = True
+    rate_limit_window_seconds: int = Field(default=60, ge=1)
+    rate_limit_per_key: int = Field(default=100_000, ge=1)  # requests with one API key
+    rate_limit_per_address: int = Field(default=2_000, ge=1)  # requests without a key, per client address
+    rate_limit_auth_failures: int = Field(default=60, ge=1)  # 401s per client address, then 429
+    rate_limit_graphql_points: int = Field(default=20_000_000, ge=1)  # GraphQL document cost, per key or address
+    # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
+    redis_url: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod

@@ -48,6 +48,11 @@ class Worker:
         self._loops: list[asyncio.Task[None]] = []
         self._jobs: set[asyncio.Task[Any]] = set()
 
+    @property
+    def running(self) -> bool:
+        """Its loops are alive (for /readyz): started, not stopped, not crashed."""
+        return bool(self._loops) and not any(task.done() for task in self._loops)
+
     async def start(self) -> None:
         await self.sweep()
         register_waiter(self._wake)

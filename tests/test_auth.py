@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidence_gateway.auth import hash_key
-from tests.conftest import Api, gql_code
+from tests.conftest import Api, error_body, gql_code
 
 WS = "6d1f2b9e-3c4a-4e8b-9f70-1a2b3c4d5e6f"  # a fixed id: test ids must be the same in every collecting process
 PATHS = [
@@ -33,7 +33,7 @@ async def test_rest_refuses_without_valid_key(api: Api, method: str, path: str, 
         headers={"Authorization": f"Bearer {BAD_KEYS[case]}"} if BAD_KEYS[case] else {},
     )
     assert resp.status_code == 401
-    assert resp.json() == {"error": "missing or invalid API key", "details": {"code": "unauthenticated"}}
+    assert error_body(resp) == {"error": "missing or invalid API key", "details": {"code": "unauthenticated"}}
 
 
 async def test_revoked_key_is_refused(api: Api) -> None:

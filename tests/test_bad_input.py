@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest.mock import ANY
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ from sqlalchemy import func, select
 from sqlmodel import SQLModel
 
 from evidence_gateway.http_body import MAX_JSON_DEPTH
-from tests.conftest import Api, create_workspace
+from tests.conftest import Api, create_workspace, error_body
 from tests.test_packs import calculated_workspace, generated
 
 NUL = "must not contain the NUL character (U+0000)"
@@ -79,14 +80,14 @@ async def row_counts(api: Api) -> dict[str, int]:
 
 def assert_invalid(resp: httpx.Response, fields: dict[str, str]) -> None:
     assert resp.status_code == 422, resp.text
-    assert resp.json() == {"error": "invalid input", "details": {"code": "invalid_input", "fields": fields}}
+    assert error_body(resp) == {"error": "invalid input", "details": {"code": "invalid_input", "fields": fields}}
 
 
 def assert_gql_invalid(status: int, body: dict[str, Any], fields: dict[str, str]) -> None:
     assert status == 200, body
     assert body["data"] is None, body
     (error,) = body["errors"]
-    assert error["extensions"] == {"code": "BAD_USER_INPUT", "fields": fields}
+    assert error["extensions"] == {"code": "BAD_USER_INPUT", "fields": fields, "request_id": ANY}
 
 
 def nested(depth: int, opener: str = '{"a":', closer: str = "}", leaf: str = "{}") -> str:
@@ -250,7 +251,7 @@ async def test_rest_depth_limit(api: Api) -> None:
     ):
         resp = await post_raw(api, "/api/v2/evidence-items", too_deep)
         assert resp.status_code == 400, resp.text[:300]
-        assert resp.json() == {
+        assert error_body(resp) == {
             "error": f"JSON nested deeper than {MAX_JSON_DEPTH} levels",
             "details": {"code": "bad_request", "max_depth": MAX_JSON_DEPTH},
         }
@@ -265,7 +266,7 @@ async def test_rest_depth_limit_on_assumptions_snapshot(api: Api) -> None:
             api, f"/api/v2/workspaces/{ws['id']}/calculate", f'{{"assumptions_snapshot": {nested(depth)}}}'
         )
         assert resp.status_code == 400, resp.text[:300]
-        assert resp.json()["details"] == {"code": "bad_request", "max_depth": MAX_JSON_DEPTH}
+        assert error_body(resp)["details"] == {"code": "bad_request", "max_depth": MAX_JSON_DEPTH}
     assert await row_counts(api) == before
     # At the limit the body is read; this workspace has no data, so the resolver answers 409.
     at_limit = f'{{"assumptions_snapshot": {nested(MAX_JSON_DEPTH - 1)}}}'
@@ -295,7 +296,7 @@ async def test_graphql_depth_limit(api: Api) -> None:
     for depth in (MAX_JSON_DEPTH - 2, 1_000, 100_000):  # 1,000 was a 500 (RecursionError in json.loads)
         resp = await post_raw(api, "/graphql", body(depth))
         assert resp.status_code == 400, resp.text[:300]
-        assert resp.json() == {
+        assert error_body(resp) == {
             "data": None,
             "errors": [
                 {
@@ -368,7 +369,7 @@ async def test_every_post_route_refuses_non_json_bodies(api: Api, content_type: 
         assert resp.status_code == 415, (path, resp.text)
         assert resp.headers["accept-post"] == "application/json"
         assert resp.headers["content-type"].startswith("application/json")
-        assert resp.json()["details"] == {"code": "unsupported_media_type"}
+        assert error_body(resp)["details"] == {"code": "unsupported_media_type"}
     assert await row_counts(api) == before
 
 
@@ -413,7 +414,7 @@ async def test_graphql_non_json_post_is_a_graphql_400(api: Api, content_type: st
     body = json.dumps({"query": CREATE_WORKSPACE, "variables": {"i": {"name": "via text"}}})
     resp = await post_raw(api, "/graphql", body, content_type)
     assert resp.status_code == 400, resp.text
-    assert resp.json() == {
+    assert error_body(resp) == {
         "data": None,
         "errors": [{"message": "Unsupported content type", "extensions": {"code": "BAD_USER_INPUT"}}],
     }

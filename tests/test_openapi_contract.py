@@ -46,7 +46,14 @@ class Fixture:
 
     def __init__(self, tmp: Path) -> None:
         url = f"sqlite+aiosqlite:///{tmp / 'contract.db'}"
-        self.settings = Settings(database_url=url, secret_key="contract-secret", public_base_url="http://testserver")
+        self.settings = Settings(
+            database_url=url,
+            secret_key="contract-secret",
+            public_base_url="http://testserver",
+            # Wrong and missing keys by the hundred (the ignored-auth check): 401s, never 429s.
+            rate_limit_per_address=1_000_000,
+            rate_limit_auth_failures=1_000_000,
+        )
         self.legacy_ids: list[Any] = []
         self.key = asyncio.run(self._key(url))
         self.app = create_app(self.settings)

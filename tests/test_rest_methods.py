@@ -7,6 +7,7 @@ import pytest
 
 from evidence_gateway import rest_compat
 from evidence_gateway.rest_compat.openapi import document
+from tests.conftest import error_body
 
 
 @pytest.mark.parametrize(
@@ -22,7 +23,7 @@ async def test_wrong_method_lists_every_allowed_method(client: httpx.AsyncClient
     resp = await client.request("DELETE", path)
     assert resp.status_code == 405
     assert {m.strip() for m in resp.headers["allow"].split(",")} == allowed
-    assert resp.json() == {"error": "method not allowed", "details": {"code": "method_not_allowed"}}
+    assert error_body(resp) == {"error": "method not allowed", "details": {"code": "method_not_allowed"}}
 
 
 def test_each_documented_path_is_one_route() -> None:

@@ -4,13 +4,14 @@ packs only from the latest run, ETag / If-Match. Interleavings are fixed by barr
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from evidence_gateway import checkpoints
-from tests.conftest import Api, create_workspace
+from tests.conftest import Api, create_workspace, error_body
 from tests.gates import Gate
 from tests.test_packs import ROWS, calculated_workspace
 
@@ -101,7 +102,7 @@ async def test_workspace_etag_and_if_match(api: Api) -> None:
     stale = '"0"'
     resp = await add_import(api, ws["id"], ROWS[:1], **{"If-Match": stale})
     assert resp.status_code == 412
-    assert resp.json()["details"] == {"code": "precondition_failed", "resource": "workspace", "etag": tag}
+    assert error_body(resp)["details"] == {"code": "precondition_failed", "resource": "workspace", "etag": tag}
     assert (await workspace(api, ws["id"]))["data_version"] == 1  # nothing written
     ok = await add_import(api, ws["id"], ROWS[:1], **{"If-Match": tag})
     assert ok.status_code == 201
@@ -162,15 +163,19 @@ async def test_other_organisation_cannot_read_runs_imports_approvals(api: Api, a
     assert (await api_b.get(f"/api/v2/imports/{batch['id']}")).status_code == 404
 
 
-async def test_a_change_whose_events_fail_is_not_committed(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_change_whose_events_fail_is_not_committed(
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """The change, its events and its idempotent answer commit together or not at all — also when
     SQLite's event insert is queued behind the commit and PostgreSQL's runs as one statement."""
     from evidence_gateway import events
 
     monkeypatch.setattr(events, "_SQLITE_APPEND", "INSERT INTO no_such_table VALUES (?)")
     monkeypatch.setattr(events, "_POSTGRES_APPEND", "SELECT * FROM no_such_table WHERE $1::text IS NULL")
-    with pytest.raises(Exception, match="no_such_table"):
-        await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    with caplog.at_level(logging.ERROR, logger="evidence_gateway.errors"):
+        failed = await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    assert failed.status_code == 500 and error_body(failed)["details"] == {"code": "internal_error"}
+    assert "no_such_table" in caplog.text  # the event append failed, and was logged with the request
     monkeypatch.undo()
     listed = (await api.get("/api/v2/workspaces")).json()
     assert listed["pagination"]["total"] == 0

@@ -12,6 +12,7 @@ from typing import Protocol, TypeVar
 
 from evidence_gateway.errors import DomainError, InternalError
 from evidence_gateway.leases import kept_alive
+from evidence_gateway.observability import metrics
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.uow import UnitOfWork, unit_of_work
 
@@ -39,8 +40,9 @@ async def run_leased(
     event) and domain errors pass on; anything else becomes InternalError(message, id_field=id),
     ``masked`` being (message, id_field)."""
     try:
-        async with kept_alive(renew, ctx.settings.lease_seconds):
-            return await work()
+        with metrics.long_work(what):
+            async with kept_alive(renew, ctx.settings.lease_seconds):
+                return await work()
     except asyncio.CancelledError:
         await asyncio.shield(_record(ctx, item_id, what, fail, None))
         raise

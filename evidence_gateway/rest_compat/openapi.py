@@ -79,6 +79,11 @@ ERRORS = {
         "Well-formed but invalid input; details.fields names each field. Also: the Idempotency-Key "
         "was used for a different request (code idempotency_key_reused).",
     ),
+    429: (
+        "RateLimited",
+        "A rate limit is spent (details.policy: key, address or auth_failures); retry after Retry-After "
+        "seconds. RateLimit and RateLimit-Policy say what is left of each budget on every answer.",
+    ),
     502: ("UpstreamFailed", "The webhook target did not accept the test request; details carry the result."),
 }
 
@@ -167,7 +172,7 @@ def operation(
             **{
                 str(code): {"$ref": f"#/components/responses/{ERRORS[code][0]}"}
                 # Every keyed operation can meet a key whose scope is too narrow (403).
-                for code in sorted({401, *errors, *((403,) if security is None else ())})
+                for code in sorted({401, 429, *errors, *((403,) if security is None else ())})
             },
         },
     }
@@ -803,6 +808,8 @@ def _error_responses() -> dict[str, Any]:
         response: dict[str, Any] = {"description": description, "content": _json(ref("ErrorResponse"))}
         if code == 401:
             response["headers"] = {"WWW-Authenticate": {"required": True, "schema": string(const="Bearer")}}
+        if code == 429:
+            response["headers"] = {"Retry-After": {"required": True, "schema": {"type": "integer", "minimum": 1}}}
         if code == 415:
             response["headers"] = {"Accept-Post": {"required": True, "schema": string(const="application/json")}}
         out[name] = response

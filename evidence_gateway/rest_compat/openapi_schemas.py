@@ -582,9 +582,10 @@ def _error() -> Schema:
                 "additionalProperties": string(),
                 "description": "422 only: each invalid field (JSON path) and why.",
             },
+            "request_id": string(description="The answer's X-Request-ID: quote it when reporting a problem."),
         },
-        required=["code"],
-        description="Free-form details; always carries code.",
+        required=["code", "request_id"],
+        description="Free-form details; always carries code and request_id.",
     )
     return obj({"error": string(description="Short message."), "details": details}, required=["error", "details"])
 

@@ -105,7 +105,8 @@ async def download_artifact(request: Request) -> Response:
         ctx = await caller(request)
         artifact = await packs.artifact_for_download(ctx, state.db, artifact_id)
     etag = f'"{artifact.content_sha256}"'
-    headers = {"ETag": etag, "Cache-Control": "private, no-cache", "X-Content-Type-Options": "nosniff"}
+    # Cache-Control: no-store and nosniff come with every credentialed answer (response_headers.py).
+    headers = {"ETag": etag}
     if _etag_matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     headers["Content-Disposition"] = f'attachment; filename="{artifact.file_name}"'

@@ -14,6 +14,8 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.base import get_object_definition
 from strawberry.types.graphql import OperationType
 
+from evidence_gateway.observability.graphql import OperationRecorder
+from evidence_gateway.ratelimit.graphql import GraphQLCost
 from evidence_gateway.schema import (
     calculations,
     enums,
@@ -74,7 +76,9 @@ class EvidenceSchema(strawberry.Schema):
 def build_schema(**kwargs: Any) -> EvidenceSchema:
     # Depth/alias/token/cost ceilings and parser/validation caches (schema/limits.py).
     # Subscription results reach the socket as they are: StreamErrors gives them HTTP's error shape.
-    kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors])
+    # OperationRecorder names the operation in the access log and metrics (observability/);
+    # GraphQLCost spends the document's cost from the caller's points budget (ratelimit/).
+    kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors, OperationRecorder, GraphQLCost])
     # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
     # Wire formats shared with REST (schema/scalars.py); enum values in SCREAMING_SNAKE_CASE (schema/enums.py).

@@ -30,6 +30,7 @@ from evidence_gateway.errors import InvalidInput
 from evidence_gateway.events import EventType
 from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
+from evidence_gateway.observability import metrics
 from evidence_gateway.representation import event_json, webhook_endpoint_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.settings import Settings
@@ -182,6 +183,7 @@ async def try_once(settings: Settings, job: Job, clients: Clients | None = None)
     started = time.perf_counter()
     headers = headers_for(job.endpoint, str(job.event.id), body, now)
     outcome = await send(settings, job.endpoint.url, body, headers, clients)
+    metrics.webhook_attempt(outcome.delivered, outcome.http_status)
     return Attempt(job, outcome, body, round((time.perf_counter() - started) * 1000))
 
 

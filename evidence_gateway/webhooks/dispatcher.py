@@ -58,6 +58,11 @@ class Dispatcher:
         self._made: asyncio.Queue[delivery.Attempt] = asyncio.Queue()
         self._clients = delivery.Clients(settings)
 
+    @property
+    def running(self) -> bool:
+        """Its loop is alive (for /readyz): started, not stopped, not crashed."""
+        return self._loop_task is not None and not self._loop_task.done()
+
     async def start(self) -> None:
         wakeups.listen(self._woken)
         self._loop_task = asyncio.create_task(self._run())

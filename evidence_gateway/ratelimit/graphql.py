@@ -1,0 +1,80 @@
+"""GraphQL spends its document cost from a points budget, as GitHub's and Shopify's APIs do:
+the cost is the one the document limits measure (fields weighted by the list sizes above them,
+schema/limits.py), charged once the document is valid and before it runs; the answer's
+``extensions.cost`` reports it with what is left. Over budget, nothing runs: 429 RATE_LIMITED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from graphql import DocumentNode, FragmentDefinitionNode, GraphQLError, OperationDefinitionNode
+from graphql import ExecutionResult as GraphQLExecutionResult
+from strawberry.extensions import SchemaExtension
+
+from evidence_gateway.errors import DomainError
+from evidence_gateway.ratelimit.limiter import Verdict
+from evidence_gateway.ratelimit.middleware import budget_of, refusal_details, refusal_message
+from evidence_gateway.schema.limits import DocumentWalk
+
+
+class RateLimited(DomainError):
+    status = 429
+    code = "rate_limited"
+    graphql_code = "RATE_LIMITED"
+
+
+def document_cost(document: DocumentNode, operation_name: str | None) -> int:
+    """The cost of the operation that runs (at least 1: introspection is free to measure, not to
+    answer)."""
+    definitions = document.definitions
+    walk = DocumentWalk({d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)})
+    operations = [d for d in definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    return max(sum(walk.selection_set(o.selection_set).cost for o in chosen[:1]), 1)
+
+
+class GraphQLCost(SchemaExtension):
+    verdict: Verdict | None = None
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        context = self.execution_context
+        request = getattr(context.context, "request", None)
+        budget = budget_of(request.scope) if request is not None else None
+        if budget is not None and context.graphql_document is not None:
+            cost = document_cost(context.graphql_document, context.operation_name)
+            policy = budget.limiter.policies.graphql
+            self.verdict = await budget.limiter.hit(policy, budget.identity, cost=cost)
+            if self.verdict is not None:
+                self.verdict = Verdict(policy, self.verdict.allowed, self.verdict.remaining,
+                                       self.verdict.reset_seconds, cost)  # fmt: skip
+                budget.verdicts.append(self.verdict)
+                if not self.verdict.allowed:
+                    self._refuse(self.verdict)
+        yield
+
+    def _refuse(self, verdict: Verdict) -> None:
+        details = refusal_details(verdict)
+        error = RateLimited(refusal_message(verdict.policy, int(details["retry_after"])), **details)  # type: ignore[call-overload]
+        self.execution_context.result = GraphQLExecutionResult(
+            data=None, errors=[GraphQLError(error.message, original_error=error)]
+        )
+        response = getattr(self.execution_context.context, "response", None)
+        if response is not None:
+            response.status_code = 429
+            response.headers["Retry-After"] = str(details["retry_after"])
+
+    def get_results(self) -> dict[str, Any]:
+        if self.verdict is None:
+            return {}
+        return {
+            "cost": {
+                "requestedQueryCost": self.verdict.cost,
+                "throttleStatus": {
+                    "maximumAvailable": self.verdict.policy.limit,
+                    "currentlyAvailable": self.verdict.remaining,
+                    "resetSeconds": self.verdict.reset_seconds,
+                },
+            }
+        }
