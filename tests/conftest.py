@@ -202,6 +202,12 @@ def api_b(client: httpx.AsyncClient, key_b: str) -> Api:
     return Api(client, key_b)
 
 
+def gql_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """The answer without its response-level ``extensions`` (the document's cost, docs/observability.md),
+    so a test can compare data, errors and status whole."""
+    return {k: v for k, v in body.items() if k != "extensions"}
+
+
 def gql_code(body: dict[str, Any]) -> str | None:
     errors = body.get("errors") or []
     return errors[0]["extensions"]["code"] if errors else None

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from evidence_gateway.models import EvidenceItem, Workspace
-from tests.conftest import Api, create_workspace, gql_code
+from tests.conftest import Api, create_workspace, gql_answer, gql_code
 
 ITEM_FIELDS = {
     "id", "workspace_id", "report_pack_id", "shipment_id", "org_id", "evidence_type", "title", "file_name",
@@ -245,7 +245,7 @@ async def test_reads_are_scoped_to_the_organisation(api: Api, api_b: Api) -> Non
     listed_b = (await api_b.get("/api/v2/evidence-items")).json()
     assert listed_b == {"data": [], "pagination": {"page": 1, "per_page": 20, "total": 0}}
     gql = await api_b.gql("query($id: UUID!) { evidenceItem(id: $id) { id } }", {"id": mine["id"]})
-    assert gql == {"data": {"evidenceItem": None}, "_status": 200}
+    assert gql_answer(gql) == {"data": {"evidenceItem": None}, "_status": 200}
 
 
 async def test_list_paginates_and_filters_by_workspace(api: Api, api_b: Api) -> None:
@@ -366,4 +366,4 @@ async def test_pack_evidence_items_over_graphql(api: Api, api_b: Api) -> None:
     assert body["data"]["pack"]["evidenceItems"] == [
         {"id": on_pack["id"], "title": "for the pack", "reportPackId": pack["id"], "workspaceId": pack["workspace_id"]}
     ]
-    assert await api_b.gql(query, {"id": pack["id"]}) == {"data": {"pack": None}, "_status": 200}
+    assert gql_answer(await api_b.gql(query, {"id": pack["id"]})) == {"data": {"pack": None}, "_status": 200}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.conftest import Api, create_workspace, gql_code
+from tests.conftest import Api, create_workspace, gql_answer, gql_code
 
 CREATE = """
 mutation($input: CreateWorkspaceInput!) {
@@ -93,11 +93,11 @@ async def test_other_organisation_gets_null_or_not_found(api: Api, api_b: Api) -
     ws = await create_workspace(api)
     # A lookup answers null without an error: the same answer as for an unknown id.
     body = await api_b.gql("query($id: UUID!) { workspace(id: $id) { id } }", {"id": ws["id"]})
-    assert body == {"data": {"workspace": None}, "_status": 200}
+    assert gql_answer(body) == {"data": {"workspace": None}, "_status": 200}
     body = await api_b.gql(IMPORT, {"id": ws["id"], "input": {"sourceRowCount": 1}})
     assert gql_code(body) == "NOT_FOUND"
     unknown = await api.gql("query($id: UUID!) { workspace(id: $id) { id } }", {"id": str(uuid.uuid4())})
-    assert unknown == {"data": {"workspace": None}, "_status": 200}
+    assert gql_answer(unknown) == {"data": {"workspace": None}, "_status": 200}
     listing = await api_b.gql(LIST, {"page": 1, "perPage": 10})
     assert listing["data"]["workspaces"]["pagination"]["total"] == 0
 

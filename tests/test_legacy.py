@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evidence_gateway.resolvers.legacy import import_legacy_reports
-from tests.conftest import Api, create_workspace
+from tests.conftest import Api, create_workspace, gql_answer
 from tests.test_cli import run_cli
 
 NO_LEGACY = "no compatible legacy report available"
@@ -98,7 +98,7 @@ async def test_other_organisation_cannot_see_legacy_reports(api: Api, api_b: Api
     assert resp.status_code == 404
     assert_deprecated(resp)
     gql = await api_b.gql("query($id: UUID!) { legacyReport(id: $id) { id } }", {"id": rec["id"]})
-    assert gql == {"data": {"legacyReport": None}, "_status": 200}
+    assert gql_answer(gql) == {"data": {"legacyReport": None}, "_status": 200}
 
 
 async def test_calculation_from_a_legacy_report_links_the_successor(api: Api) -> None:

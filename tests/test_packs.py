@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from evidence_gateway.artifacts import SPECS
 from evidence_gateway.models import ArtifactContent, ArtifactType
-from tests.conftest import Api, create_workspace, gql_code
+from tests.conftest import Api, create_workspace, gql_answer, gql_code
 
 PACK_FIELDS = {
     "id", "workspace_id", "org_id", "legacy_report_id", "version_number", "title", "audience_label", "status",
@@ -282,7 +282,7 @@ async def test_other_organisation_sees_nothing(api: Api, api_b: Api) -> None:
     for artifact in artifacts:
         assert (await api_b.get(artifact["file_url"])).status_code == 404
     body = await api_b.gql("query($id: UUID!) { pack(id: $id) { id } }", {"id": pack["id"]})
-    assert body == {"data": {"pack": None}, "_status": 200}
+    assert gql_answer(body) == {"data": {"pack": None}, "_status": 200}
     body = await api_b.gql(
         "mutation($id: UUID!) { recordApproval(packId: $id, input: {actionType: REQUESTED}) { statusAfter } }",
         {"id": pack["id"]},
@@ -353,7 +353,7 @@ async def test_graphql_generation_errors_match_rest(api: Api) -> None:
     body = await api.gql("mutation($id: UUID!) { generatePack(workspaceId: $id) { pack { id } } }", {"id": ws["id"]})
     assert gql_code(body) == "CONFLICT"
     body = await api.gql("query($id: UUID!) { pack(id: $id) { id } }", {"id": str(uuid.uuid4())})
-    assert body == {"data": {"pack": None}, "_status": 200}
+    assert gql_answer(body) == {"data": {"pack": None}, "_status": 200}
 
 
 async def test_evidence_register_lists_items_of_the_workspace_and_its_packs(api: Api, api_b: Api) -> None:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from evidence_gateway.resolvers.organizations import create_api_key
-from tests.conftest import Api, create_workspace
+from tests.conftest import Api, create_workspace, gql_answer
 
 Env = dict[str, Any]
 
@@ -93,7 +93,7 @@ def get_scenario(name: str, *, other_org: bool, expected: str) -> Scenario:
         wid = env["ws"]["id"] if other_org else str(uuid.uuid4())
         body = await caller.gql(GQL_GET, {"id": wid})
         # REST's 404 is GraphQL's null lookup (docs/graphql-schema.md): no error, no record.
-        return "NOT_FOUND" if body == {"data": {"workspace": None}, "_status": 200} else gql_outcome(body)
+        return "NOT_FOUND" if gql_answer(body) == {"data": {"workspace": None}, "_status": 200} else gql_outcome(body)
 
     return Scenario(name, _one_workspace, rest, gql, _workspaces_state, expected)
 

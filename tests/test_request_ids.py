@@ -91,9 +91,8 @@ async def test_graphql_errors_carry_the_request_id_in_extensions(api: Api) -> No
     assert invalid.json()["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "request_id": "gql-9"}
 
     missing = "00000000-0000-0000-0000-000000000000"
-    partial = await api.http.post(
-        "/graphql", json={"query": f'{{ workspace(id: "{missing}") {{ id }} }}'}, headers=authed
-    )
+    approve = f'mutation {{ recordApproval(packId: "{missing}", input: {{actionType: REQUESTED}}) {{ statusAfter }} }}'
+    partial = await api.http.post("/graphql", json={"query": approve}, headers=authed)
     assert partial.status_code == 200
     assert partial.json()["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     assert partial.json()["errors"][0]["extensions"]["request_id"] == "gql-9"

@@ -151,4 +151,5 @@ async def _readme_flow(ec: Any, client: Any, server_url: str, key_b: str) -> Non
     with pytest.raises(ec.GraphQLClientGraphQLMultiError) as refused:
         await client.workspaces_page(first=101)
     (error,) = refused.value.errors
+    assert error.extensions is not None and error.extensions.pop("request_id")  # tests/test_request_ids.py
     assert error.extensions == {"code": "BAD_USER_INPUT", "fields": {"first": "must be a whole number from 0 to 100"}}
