@@ -1,7 +1,7 @@
 """GraphQL document limits and caches, applied before execution.
 
 Every limit is a parse option or a validation rule, so a refused document never reaches a
-resolver and its error has no path: ``format_error`` reports it as BAD_USER_INPUT.
+resolver and its error has no path: ``format_error`` reports it as QUERY_TOO_COMPLEX.
 
 Depth, aliases and cost are measured in ONE walk that computes each fragment once.
 Strawberry's ``QueryDepthLimiter`` and ``MaxAliasesLimiter`` re-walk a fragment at every
@@ -13,7 +13,7 @@ the rule tuple, so a class per request would never hit it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -33,6 +33,7 @@ from graphql import (
 from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 
 from evidence_gateway.resolvers.pagination import MAX_PER_PAGE
+from evidence_gateway.schema.errors import TOO_COMPLEX, VALIDATION_FAILED
 
 MAX_DEPTH = 10
 MAX_ALIASES = 30
@@ -130,18 +131,22 @@ class DocumentLimitsRule(ValidationRule):
             name = definition.name.value if definition.name else "anonymous"
             if measured.depth > MAX_DEPTH:
                 context.report_error(
-                    GraphQLError(f"'{name}' exceeds maximum operation depth of {MAX_DEPTH}", definition)
+                    _too_complex(f"'{name}' exceeds maximum operation depth of {MAX_DEPTH}", definition)
                 )
             if measured.cost > MAX_COST:
                 context.report_error(
-                    GraphQLError(
+                    _too_complex(
                         f"Query cost {measured.cost} exceeds the limit of {MAX_COST} "
                         "(fields weighted by list sizes): request fewer items or fields.",
                         definition,
                     )
                 )
         if aliases > MAX_ALIASES:
-            context.report_error(GraphQLError(f"{aliases} aliases found. Allowed: {MAX_ALIASES}"))
+            context.report_error(_too_complex(f"{aliases} aliases found. Allowed: {MAX_ALIASES}"))
+
+
+def _too_complex(message: str, node: OperationDefinitionNode | None = None) -> GraphQLError:
+    return GraphQLError(message, node, extensions={"code": TOO_COMPLEX})
 
 
 class DocumentLimits(AddValidationRules):
@@ -151,6 +156,36 @@ class DocumentLimits(AddValidationRules):
         super().__init__([DocumentLimitsRule])
 
 
+class OperationChecks(SchemaExtension):
+    """Checks that need the request, not only the document, so they stay out of the cached
+    validation: here, which operation runs. Listed after ``ValidationCache``, it runs once the
+    cached rules have (Strawberry reads the errors before the hooks' exits run).
+
+    The spec (GraphQL §6.1 GetOperation) makes a document with several operations and no
+    ``operationName`` an error; without this check one of them would run, a mutation included.
+    """
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        if not context.pre_execution_errors and context.graphql_document is not None:
+            context.pre_execution_errors = self.refusals()
+        yield
+
+    def refusals(self) -> list[GraphQLError]:
+        context = self.execution_context
+        assert context.graphql_document is not None
+        operations = [d for d in context.graphql_document.definitions if isinstance(d, OperationDefinitionNode)]
+        # ``operation_name`` falls back to the first operation's name; what the client sent is here.
+        if len(operations) > 1 and not context._provided_operation_name:
+            return [
+                GraphQLError(
+                    "Must provide operationName if the document contains multiple operations.",
+                    extensions={"code": VALIDATION_FAILED},
+                )
+            ]
+        return []
+
+
 def extensions() -> list[Callable[[], SchemaExtension] | type[SchemaExtension]]:
     """Classes or factories: Strawberry builds fresh instances for every request."""
     factories: list[Any] = [
@@ -158,5 +193,6 @@ def extensions() -> list[Callable[[], SchemaExtension] | type[SchemaExtension]]:
         partial(ParserCache, maxsize=CACHE_SIZE),
         DocumentLimits,
         partial(ValidationCache, maxsize=CACHE_SIZE),
+        OperationChecks,
     ]
     return factories
