@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from evidence_gateway import graphiql, rest_compat, wakeups
+from evidence_gateway import cors, graphiql, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.request_id import RequestIdMiddleware
@@ -77,7 +77,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Mount("/api", routes=rest_compat.routes),
         ],
         exception_handlers=handlers,
-        middleware=[Middleware(RequestIdMiddleware)],
+        # CORS outermost: every answer, refusals included, carries its headers.
+        middleware=[cors.middleware(settings), Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
     app.state.db = db

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
     pause_at: str = ""
     graphiql_assets_dir: str = ""
+    # Origins whose pages may call the API from a browser (comma-separated, e.g.
+    # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
+    cors_origins: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod
@@ -60,6 +63,17 @@ class Settings(BaseSettings):
         if not delays or any(float(d) < 0 for d in delays):
             raise ValueError("a comma-separated list of seconds, each >= 0")
         return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        for origin in (part.strip() for part in value.split(",")):
+            if origin and origin != "*" and ("://" not in origin or origin.endswith("/")):
+                raise ValueError(f"{origin!r}: an origin is scheme://host[:port], without a path")
+        return value
+
+    def cors_origin_list(self) -> list[str]:
+        return [part.strip() for part in self.cors_origins.split(",") if part.strip()]
 
     def webhook_retry_delays(self) -> list[float]:
         return [float(part) for part in self.webhook_retry_schedule.split(",") if part.strip()]
