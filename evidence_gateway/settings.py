@@ -55,6 +55,14 @@ class Settings(BaseSettings):
     # Origins whose pages may call the API from a browser (comma-separated, e.g.
     # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
     cors_origins: str = ""
+    # GraphQL hardening (docs/graphql.md, "Limits"). Introspection off also drops "Did you mean".
+    graphql_introspection: bool = True
+    # Mutation fields one document may run: each is a change of its own (a transaction, events).
+    graphql_max_mutations: int = Field(default=5, ge=1)
+    # A query answer larger than this is replaced by a RESPONSE_TOO_LARGE error.
+    graphql_max_response_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # A query still executing after this long is stopped with QUERY_TIMEOUT (mutations run to the end).
+    graphql_execution_seconds: float = Field(default=15.0, gt=0)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

@@ -126,7 +126,7 @@ async def test_list_size_cap_is_enforced(api: Api) -> None:
     assert gql_code(body) == "BAD_USER_INPUT"
 
 
-async def test_introspection_is_not_limited_by_depth(api: Api) -> None:
+async def test_standard_introspection_fits_the_depth_and_cost_limits(api: Api) -> None:
     from graphql import get_introspection_query
 
     body = await api.gql(get_introspection_query(descriptions=True, input_value_deprecation=True), key=None)

@@ -21,8 +21,8 @@ PARSE_FAILED: Final = "GRAPHQL_PARSE_FAILED"
 VALIDATION_FAILED: Final = "GRAPHQL_VALIDATION_FAILED"
 TOO_COMPLEX: Final = "QUERY_TOO_COMPLEX"
 
-# graphql-core's parser refuses an over-long document as a syntax error; it is a limit.
-_TOKEN_LIMIT = "tokens. Parsing aborted"
+# graphql-core's parser refuses an over-long or over-nested document as a syntax error; those are limits.
+_PARSER_LIMITS = ("tokens. Parsing aborted", "nested too deeply")
 _SUGGESTION = re.compile(r" ?Did you mean [^?]*\?")
 
 
@@ -51,7 +51,7 @@ def format_error(error: GraphQLError, *, before_execution: bool = False, suggest
 def _document_code(error: GraphQLError, before_execution: bool) -> str:
     """Parse, validation, limit or (during execution) variable-coercion error."""
     if isinstance(error, GraphQLSyntaxError):
-        return TOO_COMPLEX if _TOKEN_LIMIT in error.message else PARSE_FAILED
+        return TOO_COMPLEX if any(limit in error.message for limit in _PARSER_LIMITS) else PARSE_FAILED
     tagged = (error.extensions or {}).get("code")
     if isinstance(tagged, str):
         return tagged

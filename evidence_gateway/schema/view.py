@@ -77,8 +77,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             # Idempotency-Key: one change per key for single-mutation documents (schema/idempotent.py).
             response: Response = await run_idempotent(request, self.run)
             if response.media_type == "application/json":  # a GraphQL response, not the IDE page
-                media_type = negotiation.response_media_type(request.headers.get("accept"))
-                response.headers["content-type"] = negotiation.content_type(media_type)
+                response = _negotiated(request, response)
         except DomainError as exc:
             response = graphql_error_response(request, exc.status, exc.message, exc.graphql_code)
         except StrawberryHTTPException as exc:
@@ -127,7 +126,10 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         sub_response: Response | None = getattr(request.state, "sub_response", None)
         if result.errors:
             before_execution = isinstance(result, PreExecutionError)
-            errors = [format_error(e, before_execution=before_execution) for e in result.errors]
+            suggestions = request.app.state.settings.graphql_introspection
+            errors = [
+                format_error(e, before_execution=before_execution, suggestions=suggestions) for e in result.errors
+            ]
             data["errors"] = errors  # type: ignore[typeddict-item]
             request_error = negotiation.is_request_error(result.data, errors)
             if request_error:
@@ -175,6 +177,23 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         if not isinstance(parsed, dict):
             raise BadRequest("request body must be a JSON object with a `query` (GraphQL over HTTP)")
         return parsed
+
+
+def _negotiated(request: Request, response: Response) -> Response:
+    """The negotiated Content-Type; an answer over ``EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES`` replaced
+    by an error (refused like a document over a limit: it asked for too much)."""
+    media_type = negotiation.response_media_type(request.headers.get("accept"))
+    limit = request.app.state.settings.graphql_max_response_bytes
+    if len(response.body) > limit:
+        message = (
+            f"the response is larger than {limit} bytes (EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES): "
+            "request fewer items or fields"
+        )
+        body = {"errors": [{"message": message, "extensions": {"code": "RESPONSE_TOO_LARGE", "limit_bytes": limit}}]}
+        status = negotiation.status_for(media_type, request_error=True)
+        return Response(dumps(body), status_code=status, media_type=negotiation.content_type(media_type))
+    response.headers["content-type"] = negotiation.content_type(media_type)
+    return response
 
 
 def _not_json(name: str) -> Any:
