@@ -15,9 +15,10 @@ from evidence_gateway import cors, graphiql, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.request_id import RequestIdMiddleware
+from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
-from evidence_gateway.schema import schema
+from evidence_gateway.schema import persisted, schema
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.subscriptions import SubscriptionHub
@@ -66,7 +67,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await listener.stop()
             await db.dispose()
 
-    graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=False)
+    # GET runs persisted queries only (schema/persisted.py refuses any other GET).
+    graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=True)
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
@@ -87,5 +89,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.dispatcher = dispatcher
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
+    app.state.persisted_queries = PersistedQueries(db)
+    trusted = settings.graphql_trusted_documents
+    app.state.trusted_documents = persisted.load_trusted(trusted) if trusted else None
     settings.secret_key = settings.resolved_secret_key()
     return app

@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     graphql_max_response_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     # A query still executing after this long is stopped with QUERY_TIMEOUT (mutations run to the end).
     graphql_execution_seconds: float = Field(default=15.0, gt=0)
+    # A JSON file of sha256 -> document: when set, only those documents run (schema/persisted.py).
+    graphql_trusted_documents: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod

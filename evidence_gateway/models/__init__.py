@@ -24,6 +24,7 @@ from evidence_gateway.models.packs import (
     PackStatus,
     ReportPack,
 )
+from evidence_gateway.models.persisted_queries import PersistedQuery
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
@@ -38,6 +39,7 @@ from evidence_gateway.models.workspace import (
 )
 
 __all__ = [
+    "PersistedQuery",
     "ApiKey",
     "ApprovalAction",
     "ApprovalActionType",

@@ -9,12 +9,13 @@ from datetime import timedelta
 from typing import Any
 
 from cross_web import HTTPException as StrawberryHTTPException
+from cross_web import StarletteRequestAdapter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.execution import ExecutionResult, PreExecutionError
 from strawberry.types.unset import UNSET, UnsetType
@@ -24,7 +25,7 @@ from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
 from evidence_gateway.http_body import check_json_depth, read_body, replayed
 from evidence_gateway.jsoncodec import dumps
-from evidence_gateway.schema import negotiation
+from evidence_gateway.schema import negotiation, persisted
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, unauthenticated
 from evidence_gateway.schema.idempotent import run_idempotent
@@ -56,8 +57,17 @@ def graphql_error_response(request: Request, status: int, message: str, code: st
 CONNECTION_INIT_TIMEOUT = timedelta(seconds=10)
 
 
+class _RequestAdapter(StarletteRequestAdapter):
+    """Strawberry's adapter, with the request it wraps in reach (persisted queries need the app)."""
+
+    @property
+    def request(self) -> Request:
+        return self._request
+
+
 class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
     graphql_transport_ws_handler_class = SubscriptionsHandler
+    request_adapter_class = _RequestAdapter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # graphql-transport-ws only. The legacy subscriptions-transport-ws protocol (sub-protocol
@@ -78,6 +88,10 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             response: Response = await run_idempotent(request, self.run)
             if response.media_type == "application/json":  # a GraphQL response, not the IDE page
                 response = _negotiated(request, response)
+        except persisted.DocumentRefused as exc:
+            media_type = negotiation.response_media_type(request.headers.get("accept"))
+            status = negotiation.status_for(media_type, request_error=True)
+            response = graphql_error_response(request, status, exc.message, exc.graphql_code)
         except DomainError as exc:
             response = graphql_error_response(request, exc.status, exc.message, exc.graphql_code)
         except StrawberryHTTPException as exc:
@@ -104,6 +118,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         except Unauthenticated:
             principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
         request.state.sub_response = response
+        request.state.authenticated = principal is not None
         return GraphQLContext(
             request=request,
             response=response,
@@ -124,8 +139,11 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         """Codes on every error; the status and headers the negotiated media type calls for."""
         data: GraphQLHTTPResponse = {"data": result.data}
         sub_response: Response | None = getattr(request.state, "sub_response", None)
+        before_execution = isinstance(result, PreExecutionError)
+        await persisted.register_if_marked(
+            request, validated=not before_execution, authenticated=getattr(request.state, "authenticated", False)
+        )
         if result.errors:
-            before_execution = isinstance(result, PreExecutionError)
             suggestions = request.app.state.settings.graphql_introspection
             errors = [
                 format_error(e, before_execution=before_execution, suggestions=suggestions) for e in result.errors
@@ -142,6 +160,17 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         if result.extensions:
             data["extensions"] = result.extensions
         return data
+
+    async def parse_http_body(self, request_adapter: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
+        """The request, with the document of a persisted query or trusted document (schema/persisted.py)."""
+        data = await super().parse_http_body(request_adapter)
+        if isinstance(data, list):  # batching is off: Strawberry has refused it already
+            return data
+        return await persisted.resolve(request_adapter.request, data)
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        # A GET with a persisted query's extensions is a query, whatever it accepts.
+        return super().should_render_graphql_ide(request) and "extensions" not in request.query_params
 
     async def render_graphql_ide(self, request: Request) -> Response:
         # Our own copies of GraphiQL's scripts when fetched (evidence-gateway graphiql-assets), else the CDN.
