@@ -25,7 +25,8 @@ import httpx
 import pytest
 
 from evidence_gateway import graphiql
-from tests.chromium import CHROMIUM, Browser, chromium
+from tests.chromium import CHROMIUM, Browser, chromium, until
+from tests.live_server import serving
 
 REPO = Path(__file__).resolve().parent.parent
 CACHED_ASSETS = Path(os.environ.get("EVIDENCE_GRAPHIQL_ASSETS_DIR") or REPO / graphiql.DEFAULT_DIR)
@@ -171,3 +172,23 @@ def test_graphiql_runs_a_query_offline_with_the_key_in_the_headers_pane(
     foreign = [u for u in requested if not u.startswith((server.base, "data:", "about:"))]
     assert not foreign, f"the page reached beyond our server: {foreign}"
     assert any("/graphql/assets/graphiql@" in u for u in requested)
+
+
+async def test_without_assets_or_cdn_the_page_says_how_to_fix_it(tmp_path: Path) -> None:
+    """No local copies and no route to the CDN: the page names the command instead of "Loading..."."""
+    empty = tmp_path / "no-assets"
+    empty.mkdir()
+    async with serving(tmp_path, {"EVIDENCE_GRAPHIQL_ASSETS_DIR": str(empty)}) as live:
+        with chromium(tmp_path / "profile") as page:
+            page.send("Page.enable")
+            page.send("Page.navigate", url=f"{live.base}/graphql")
+            shown = until(
+                lambda: page.js(
+                    "(() => { const el = document.getElementById('graphiql-load-failure');"
+                    " return el ? el.textContent : ''; })()"
+                ),
+                "the load-failure explanation",
+            )
+            assert "evidence-gateway graphiql-assets" in shown
+            assert "https://unpkg.com/graphiql@" in shown  # names what failed
+            assert "Loading..." not in page.js("document.body.innerText")
