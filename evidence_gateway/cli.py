@@ -52,6 +52,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         os.environ["EVIDENCE_PUBLIC_BASE_URL"] = f"http://{host}:{args.port}"
     get_settings.cache_clear()
+    if get_settings().graphql_trusted_documents:
+        from evidence_gateway.schema.persisted import load_trusted
+
+        load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
 
     async def demo_key(db: Database) -> str | None:
         if await organizations.organization_count(db):
@@ -275,11 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from evidence_gateway.migrate import SchemaError
+    from evidence_gateway.schema.persisted import TrustedDocumentsError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except SchemaError as exc:
+    except (SchemaError, TrustedDocumentsError) as exc:
         # Written for an operator: one line that says what to run, no traceback.
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -163,3 +166,13 @@ def test_a_wrong_trusted_documents_file_stops_the_start(settings: Settings, tmp_
     listed.write_text(content)
     with pytest.raises(TrustedDocumentsError):
         create_app(settings.model_copy(update={"graphql_trusted_documents": str(listed)}))
+
+
+def test_serve_refuses_a_wrong_trusted_documents_file_in_one_line(tmp_path: Path) -> None:
+    listed = tmp_path / "trusted.json"
+    listed.write_text(json.dumps({"abc": COUNT}))
+    env = {**os.environ, "EVIDENCE_GRAPHQL_TRUSTED_DOCUMENTS": str(listed)}
+    cmd = [sys.executable, "-m", "evidence_gateway.cli", "serve", "--database-url", f"sqlite:///{tmp_path / 'x.db'}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path, check=False)  # noqa: S603
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"error: {listed}: 'abc' is not the SHA-256 of its document"
