@@ -3,9 +3,11 @@ allow-list mode in which no other document runs."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -15,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
@@ -22,6 +25,8 @@ from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.settings import Settings
 from tests.conftest import Api, create_workspace, gql_code
+from tests.waiting import eventually
+from tests.wsclient import GraphQLWS
 
 COUNT = "{ workspaces { pagination { total } } }"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
@@ -176,3 +181,42 @@ def test_serve_refuses_a_wrong_trusted_documents_file_in_one_line(tmp_path: Path
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path, check=False)  # noqa: S603
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"error: {listed}: 'abc' is not the SHA-256 of its document"
+
+
+@asynccontextmanager
+async def ws_served(application: Starlette) -> AsyncIterator[str]:
+    """The app (lifespan running) on a free port for WebSocket clients."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(application, lifespan="off", log_level="warning"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        await eventually(lambda: server.started or task.done(), "uvicorn to start")
+        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 15)
+        sock.close()
+
+
+@pytest.mark.slow
+async def test_trusted_documents_mode_covers_subscriptions(settings: Settings, app: Starlette, tmp_path: Path) -> None:
+    trusted_subscription = "subscription { events { sequence type } }"
+    listed = tmp_path / "trusted.json"
+    listed.write_text(json.dumps({sha(trusted_subscription): trusted_subscription}))
+    other = create_app(settings.model_copy(update={"graphql_trusted_documents": str(listed)}))
+    async with other.router.lifespan_context(other):
+        key = await create_api_key(other.state.db, "org-ws")
+        async with ws_served(other) as url, GraphQLWS.connect(url, {"Authorization": f"Bearer {key}"}) as client:
+            refused = await client.message(await client.subscribe("subscription { events { sequence } }"))
+            assert refused["type"] == "error", refused
+            assert refused["payload"][0]["extensions"]["code"] == "DOCUMENT_NOT_TRUSTED"
+            op = await client.subscribe(trusted_subscription)
+            hub = other.state.subscriptions
+            await eventually(lambda: hub.subscriber_count == 1, "the trusted subscription to start")
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=other), base_url="http://t") as http:
+                created = await http.post(
+                    "/api/v2/workspaces", json={"name": "seen"}, headers={"Authorization": f"Bearer {key}"}
+                )
+                assert created.status_code == 201
+            assert (await client.data(op))["events"]["type"] == "workspace.created"

@@ -42,7 +42,9 @@ from graphql.validation import NoSchemaIntrospectionCustomRule
 from strawberry.extensions import AddValidationRules, MaxTokensLimiter, ParserCache, SchemaExtension, ValidationCache
 
 from evidence_gateway.resolvers.pagination import DEFAULT_PER_PAGE, MAX_PER_PAGE
+from evidence_gateway.resolvers.persisted_queries import sha256_of
 from evidence_gateway.schema.errors import TOO_COMPLEX, VALIDATION_FAILED
+from evidence_gateway.schema.persisted import DocumentNotTrusted
 
 MAX_DEPTH = 10
 # Introspection nests deeper than data: the standard query's type references are ten levels
@@ -266,6 +268,12 @@ class OperationChecks(SchemaExtension):
                     extensions={"code": VALIDATION_FAILED},
                 )
             ]
+        # Trusted documents (schema/persisted.py) are checked on HTTP before parsing; here again so
+        # that subscriptions over the WebSocket obey the allow-list too.
+        app = getattr(getattr(context.context, "request", None), "app", None)
+        trusted: dict[str, str] | None = getattr(getattr(app, "state", None), "trusted_documents", None)
+        if trusted is not None and (context.query is None or sha256_of(context.query) not in trusted):
+            return [GraphQLError(DocumentNotTrusted().message, extensions={"code": DocumentNotTrusted.graphql_code})]
         settings = getattr(context.context, "settings", None)
         if settings is not None and not settings.graphql_introspection:
             refused = validate(context.schema._schema, context.graphql_document, [NoSchemaIntrospectionCustomRule])
