@@ -68,7 +68,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await db.dispose()
 
     # GET runs persisted queries only (schema/persisted.py refuses any other GET).
-    graphql = EvidenceGraphQL(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+    # Pages of the CORS origins may also open the subscription socket (browsers apply no CORS to
+    # WebSockets; Strawberry checks Origin against this list).
+    graphql = EvidenceGraphQL(
+        schema, graphql_ide="graphiql", allow_queries_via_get=True, allowed_origins=settings.cors_origin_list()
+    )
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),

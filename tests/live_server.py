@@ -1,8 +1,10 @@
-"""A real `evidence-gateway serve` in a subprocess, for clients that must speak to a socket
-(the graphql-http audit in Node, a browser): started on a free port, ready once /healthz answers."""
+"""Servers on a real socket, for clients that must speak to one: a real `evidence-gateway serve` in
+a subprocess (the graphql-http audit in Node, a browser), ready once /healthz answers; and an
+in-process app served by uvicorn (WebSocket clients)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import uvicorn
+from starlette.applications import Starlette
 
 from tests.waiting import eventually
 
@@ -66,3 +70,19 @@ async def serving(directory: Path, env: dict[str, str] | None = None) -> AsyncIt
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+@asynccontextmanager
+async def ws_served(application: Starlette) -> AsyncIterator[str]:
+    """The app (lifespan running) on a free port for WebSocket clients."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(application, lifespan="off", log_level="warning"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        await eventually(lambda: server.started or task.done(), "uvicorn to start")
+        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 15)
+        sock.close()

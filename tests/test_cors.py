@@ -18,7 +18,7 @@ from evidence_gateway.app import create_app
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.settings import Settings
 from tests.chromium import CHROMIUM, chromium
-from tests.live_server import LiveServer, free_port, serving
+from tests.live_server import LiveServer, free_port, serving, ws_served
 
 ALLOWED = "https://app.example.com"
 
@@ -173,3 +173,17 @@ def run(server: LiveServer, allowed: str, other: str, tmp_path: Path) -> None:
         assert browser.js("location.origin") == other
         refused = browser_post(browser, f"{server.base}/graphql", server.key, query)
         assert refused == {"ok": False, "error": "TypeError: Failed to fetch"}
+
+
+async def test_pages_of_allowed_origins_may_open_the_subscription_socket(settings: Settings, app: Starlette) -> None:
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    allowed = create_app(settings.model_copy(update={"cors_origins": ALLOWED}))
+    async with allowed.router.lifespan_context(allowed), ws_served(allowed) as url:
+        async with connect(url, origin=ALLOWED, subprotocols=["graphql-transport-ws"]) as ws:  # type: ignore[list-item]
+            assert ws.subprotocol == "graphql-transport-ws"
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(url, origin="https://evil.example", subprotocols=["graphql-transport-ws"]):  # type: ignore[list-item]
+                pass
+        assert refused.value.response.status_code == 403

@@ -3,11 +3,9 @@ allow-list mode in which no other document runs."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -17,7 +15,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
@@ -25,6 +22,7 @@ from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.settings import Settings
 from tests.conftest import Api, create_workspace, gql_code
+from tests.live_server import ws_served
 from tests.waiting import eventually
 from tests.wsclient import GraphQLWS
 
@@ -181,22 +179,6 @@ def test_serve_refuses_a_wrong_trusted_documents_file_in_one_line(tmp_path: Path
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path, check=False)  # noqa: S603
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"error: {listed}: 'abc' is not the SHA-256 of its document"
-
-
-@asynccontextmanager
-async def ws_served(application: Starlette) -> AsyncIterator[str]:
-    """The app (lifespan running) on a free port for WebSocket clients."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, lifespan="off", log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        await eventually(lambda: server.started or task.done(), "uvicorn to start")
-        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
-        sock.close()
 
 
 @pytest.mark.slow
