@@ -202,3 +202,16 @@ async def test_trusted_documents_mode_covers_subscriptions(settings: Settings, a
                 )
                 assert created.status_code == 201
             assert (await client.data(op))["events"]["type"] == "workspace.created"
+
+
+async def test_idempotency_key_holds_for_a_mutation_sent_by_hash(api: Api) -> None:
+    mutation = "mutation($n: String!) { createWorkspace(input: {name: $n}) { id } }"
+    headers = {**api._headers("default"), "Idempotency-Key": "apq-1"}
+    body = {"query": mutation, "variables": {"n": "once"}, "extensions": persisted(sha(mutation))}
+    first = await api.http.post("/graphql", json=body, headers={**api._headers("default"), "Idempotency-Key": "apq-0"})
+    assert first.json()["data"]["createWorkspace"]["id"]  # registered (with a key of its own)
+    by_hash = {"variables": {"n": "twice?"}, "extensions": persisted(sha(mutation))}
+    one = await api.http.post("/graphql", json=by_hash, headers=headers)
+    again = await api.http.post("/graphql", json=by_hash, headers=headers)
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == one.json()
+    assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 2
