@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from graphql import get_introspection_query
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
@@ -157,3 +158,29 @@ async def test_ssrf_refusal_names_the_rule_not_the_address(configured: Configure
             body = await api.gql(TEST_WEBHOOK, {"i": {"targetUrl": url}})
             assert gql_code(body) == "BAD_USER_INPUT"
             assert f"{rule} address" in str(body) and "127.0.0.1" not in str(body) and "::1" not in str(body)
+
+
+def _lexer_count(document: str) -> int:
+    from graphql.language import Lexer, Source, TokenKind
+
+    lexer, count = Lexer(Source(document)), 0
+    while lexer.advance().kind != TokenKind.EOF:
+        count += 1
+    return count
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        get_introspection_query(descriptions=True),
+        '# a comment with "quotes and words" { }\n{ workspaces(perPage: -5) { items { id } } }',
+        'mutation { createWorkspace(input: {name: "many words, { braces } and # hashes"}) { id } }',
+        'query { a: __type(name: """block "quoted" \\""" words\n lines""") { name } } fragment F on Query { x }',
+        "query($v: [Float!] = [1.5e-3, -2, 3.0E+7]) @dir(a: $v) { ...F ... on Query { __typename } }",
+    ],
+)
+def test_the_token_pre_count_is_the_lexers(document: str) -> None:
+    """The cheap refusal of a token flood must never refuse a document the parser would take."""
+    count = _lexer_count(document)
+    assert limits.over_token_limit(document, count) is False
+    assert limits.over_token_limit(document, count - 1) is True
