@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import ASGIApp
 
-from evidence_gateway import graphiql, instance_secrets, rest_compat, wakeups
+from evidence_gateway import cors, graphiql, instance_secrets, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.observability import metrics, readiness, tracing
@@ -19,10 +19,11 @@ from evidence_gateway.observability.access import AccessLogMiddleware
 from evidence_gateway.ratelimit.limiter import Limiter
 from evidence_gateway.ratelimit.middleware import RateLimitMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
+from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.rest_compat.http import JSONResponse
-from evidence_gateway.schema import schema
+from evidence_gateway.schema import persisted, schema
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.subscriptions import SubscriptionHub
@@ -36,13 +37,13 @@ class EvidenceApp(Starlette):
     counted like any other answer."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        # Outermost first: the id, then the access line (it sees every status, 429s and crashes
-        # included), then the headers every answer needs, then the rate limits.
+        # Outermost first: CORS (every answer carries its headers), the id, the access line (it
+        # sees every status, 429s and crashes included), the headers every answer needs, the limits.
         limited = RateLimitMiddleware(
             super().build_middleware_stack(), self.state.limiter, self.state.settings.rate_limits
         )
         observed = AccessLogMiddleware(ResponseHeadersMiddleware(limited), self.routes, [metrics.observe_request])
-        return RequestIdMiddleware(observed)
+        return cors.wrap(RequestIdMiddleware(observed), self.state.settings)
 
 
 async def healthz(request: Request) -> Response:
@@ -89,9 +90,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
             if app.state.tracer_provider is not None:
                 app.state.tracer_provider.shutdown()  # the spans still buffered go out
 
-    # EVIDENCE_GRAPHIQL=false: no IDE page and no assets; GET /graphql is then a JSON 404.
+    # GET runs persisted queries only (schema/persisted.py refuses any other GET); EVIDENCE_GRAPHIQL=false:
+    # no IDE page and no assets. Pages of the CORS origins may also open the subscription socket
+    # (browsers apply no CORS to WebSockets; Strawberry checks Origin against this list).
     graphql = EvidenceGraphQL(
-        schema, graphql_ide="graphiql" if settings.graphiql else None, allow_queries_via_get=False
+        schema,
+        graphql_ide="graphiql" if settings.graphiql else None,
+        allow_queries_via_get=True,
+        allowed_origins=settings.cors_origin_list(),
     )
     app = EvidenceApp(
         routes=[
@@ -115,4 +121,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.settings = settings
     app.state.limiter = Limiter(settings)
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
+    app.state.persisted_queries = PersistedQueries(db)
+    trusted = settings.graphql_trusted_documents
+    app.state.trusted_documents = persisted.load_trusted(trusted) if trusted else None
     return app

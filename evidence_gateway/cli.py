@@ -57,6 +57,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         os.environ["EVIDENCE_PUBLIC_BASE_URL"] = f"http://{host}:{args.port}"
     get_settings.cache_clear()
+    if get_settings().graphql_trusted_documents:
+        from evidence_gateway.schema.persisted import load_trusted
+
+        load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
 
     async def demo_key(db: Database) -> str | None:
         if await organizations.organization_count(db):
@@ -406,6 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from evidence_gateway.cli_support import one_line
     from evidence_gateway.errors import DomainError, InvalidInput
     from evidence_gateway.migrate import SchemaError
+    from evidence_gateway.schema.persisted import TrustedDocumentsError
 
     args = build_parser().parse_args(argv)
     try:
@@ -413,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (SchemaError, CliError) as exc:
+    except (SchemaError, CliError, TrustedDocumentsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except InvalidInput as exc:
         where = "; ".join(f"{k}: {v}" for k, v in list(exc.fields.items())[:5])

@@ -106,6 +106,43 @@ CONTENT_TYPES = {
     for file, _ in p.files
 }
 
+# First in <head>: when GraphiQL's scripts cannot load (no route to the CDN, no local copies) the
+# page says so and how to fix it, instead of "Loading..." forever. Load errors of <script> and
+# <link> do not bubble, hence the capturing listener; "load" fires once every script was tried.
+LOAD_FAILURE_SCRIPT = """
+    <script>
+      (function () {
+        var failed = [];
+        window.addEventListener("error", function (event) {
+          var el = event.target;
+          if (el && (el.tagName === "SCRIPT" || el.tagName === "LINK")) failed.push(el.src || el.href);
+        }, true);
+        window.addEventListener("load", function () {
+          if (typeof window.GraphiQL !== "undefined" && typeof window.React !== "undefined") return;
+          var box = document.getElementById("graphiql");
+          if (!box) return;
+          box.textContent = "";
+          box.style.cssText = "display:block;padding:2em;font:16px/1.5 system-ui,sans-serif;overflow:auto";
+          var lines = [
+            "GraphiQL could not load its scripts" + (failed.length ? ":" : "."),
+          ].concat(failed.map(function (url) { return "  " + url; })).concat([
+            "",
+            "This server has no local copy of them and the browser cannot reach the CDN.",
+            "Run `evidence-gateway graphiql-assets` where the server runs (it fetches and verifies",
+            "the pinned files), then reload this page.",
+            "",
+            "The API works without GraphiQL: POST /graphql with Content-Type: application/json.",
+          ]);
+          var pre = document.createElement("pre");
+          pre.id = "graphiql-load-failure";
+          pre.style.whiteSpace = "pre-wrap";
+          pre.textContent = lines.join("\\n");
+          box.appendChild(pre);
+        });
+      })();
+    </script>
+"""
+
 # Shown in the Headers pane of a new tab: where the key goes.
 DEFAULT_HEADERS = '{\n  "Authorization": "Bearer evk_..."\n}'
 
@@ -197,7 +234,7 @@ def ide_html(stock_html: str, directory: Path) -> str:
     html = stock_html.replace(
         "isHeadersEditorEnabled: true,",
         f"isHeadersEditorEnabled: true,\n          defaultHeaders: {json.dumps(DEFAULT_HEADERS)},",
-    )
+    ).replace("<head>", "<head>" + LOAD_FAILURE_SCRIPT, 1)
     if not assets_present(directory):
         return html
     local = html.replace(CDN, ASSETS_URL)

@@ -63,6 +63,19 @@ class Settings(BaseSettings):
     rate_limit_graphql_points: int = Field(default=20_000_000, ge=1)  # GraphQL document cost, per key or address
     # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
     redis_url: str = ""
+    # Origins whose pages may call the API from a browser (comma-separated, e.g.
+    # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
+    cors_origins: str = ""
+    # GraphQL hardening (docs/graphql.md, "Limits"). Introspection off also drops "Did you mean".
+    graphql_introspection: bool = True
+    # Mutation fields one document may run: each is a change of its own (a transaction, events).
+    graphql_max_mutations: int = Field(default=5, ge=1)
+    # A query answer larger than this is replaced by a RESPONSE_TOO_LARGE error.
+    graphql_max_response_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    # A query still executing after this long is stopped with QUERY_TIMEOUT (mutations run to the end).
+    graphql_execution_seconds: float = Field(default=15.0, gt=0)
+    # A JSON file of sha256 -> document: when set, only those documents run (schema/persisted.py).
+    graphql_trusted_documents: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod
@@ -71,6 +84,17 @@ class Settings(BaseSettings):
         if not delays or any(float(d) < 0 for d in delays):
             raise ValueError("a comma-separated list of seconds, each >= 0")
         return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        for origin in (part.strip() for part in value.split(",")):
+            if origin and origin != "*" and ("://" not in origin or origin.endswith("/")):
+                raise ValueError(f"{origin!r}: an origin is scheme://host[:port], without a path")
+        return value
+
+    def cors_origin_list(self) -> list[str]:
+        return [part.strip() for part in self.cors_origins.split(",") if part.strip()]
 
     def webhook_retry_delays(self) -> list[float]:
         return [float(part) for part in self.webhook_retry_schedule.split(",") if part.strip()]

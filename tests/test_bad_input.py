@@ -297,7 +297,6 @@ async def test_graphql_depth_limit(api: Api) -> None:
         resp = await post_raw(api, "/graphql", body(depth))
         assert resp.status_code == 400, resp.text[:300]
         assert error_body(resp) == {
-            "data": None,
             "errors": [
                 {
                     "message": f"JSON nested deeper than {MAX_JSON_DEPTH} levels",
@@ -415,7 +414,6 @@ async def test_graphql_non_json_post_is_a_graphql_400(api: Api, content_type: st
     resp = await post_raw(api, "/graphql", body, content_type)
     assert resp.status_code == 400, resp.text
     assert error_body(resp) == {
-        "data": None,
         "errors": [{"message": "Unsupported content type", "extensions": {"code": "BAD_USER_INPUT"}}],
     }
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 0

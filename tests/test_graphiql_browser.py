@@ -8,7 +8,6 @@ the GraphiQL assets are neither cached nor fetchable (no npm). `.ci/run` provide
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 import os
 import shutil
@@ -18,7 +17,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,10 @@ import httpx
 import pytest
 
 from evidence_gateway import graphiql
+from tests.chromium import CHROMIUM, Browser, chromium, until
+from tests.live_server import serving
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CACHED_ASSETS = Path(os.environ.get("EVIDENCE_GRAPHIQL_ASSETS_DIR") or REPO / graphiql.DEFAULT_DIR)
 
 HEADERS_EDITOR = ".graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror"
@@ -110,73 +110,10 @@ def server(assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         log.close()
 
 
-@dataclass
-class Browser:
-    """Just enough CDP: commands by id, events kept for inspection."""
-
-    ws: Any
-    ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    events: list[dict[str, Any]] = field(default_factory=list)
-
-    def send(self, method: str, **params: Any) -> dict[str, Any]:
-        msg_id = next(self.ids)
-        self.ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
-        while True:
-            msg = json.loads(self.ws.recv(timeout=30))
-            if msg.get("id") == msg_id:
-                if "error" in msg:
-                    raise AssertionError(f"{method}: {msg['error']}")
-                return dict(msg.get("result", {}))
-            self.events.append(msg)
-
-    def js(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in result:
-            raise AssertionError(f"JS failed: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Browser]:
-    from websockets.sync.client import connect
-
-    assert CHROMIUM is not None
-    profile = tmp_path / "profile"
-    cmd = [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-dev-shm-usage",
-        # No network but us: the CDN is unreachable, so the page must use our copies.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        "--window-size=1400,900",
-        f"--user-data-dir={profile}",
-        "--remote-debugging-port=0",
-        "about:blank",
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        port_file = profile / "DevToolsActivePort"
-        _wait(lambda: port_file.exists() and port_file.read_text().strip(), 30, "Chromium's DevTools port")
-        port = port_file.read_text().split()[0]
-        targets = _wait(
-            lambda: [t for t in httpx.get(f"http://127.0.0.1:{port}/json/list").json() if t["type"] == "page"],
-            10,
-            "a page target",
-        )
-        with connect(targets[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=10) as ws:
-            yield Browser(ws)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with chromium(tmp_path / "profile") as launched:
+        yield launched
 
 
 def test_graphiql_runs_a_query_offline_with_the_key_in_the_headers_pane(
@@ -235,3 +172,23 @@ def test_graphiql_runs_a_query_offline_with_the_key_in_the_headers_pane(
     foreign = [u for u in requested if not u.startswith((server.base, "data:", "about:"))]
     assert not foreign, f"the page reached beyond our server: {foreign}"
     assert any("/graphql/assets/graphiql@" in u for u in requested)
+
+
+async def test_without_assets_or_cdn_the_page_says_how_to_fix_it(tmp_path: Path) -> None:
+    """No local copies and no route to the CDN: the page names the command instead of "Loading..."."""
+    empty = tmp_path / "no-assets"
+    empty.mkdir()
+    async with serving(tmp_path, {"EVIDENCE_GRAPHIQL_ASSETS_DIR": str(empty)}) as live:
+        with chromium(tmp_path / "profile") as page:
+            page.send("Page.enable")
+            page.send("Page.navigate", url=f"{live.base}/graphql")
+            shown = until(
+                lambda: page.js(
+                    "(() => { const el = document.getElementById('graphiql-load-failure');"
+                    " return el ? el.textContent : ''; })()"
+                ),
+                "the load-failure explanation",
+            )
+            assert "evidence-gateway graphiql-assets" in shown
+            assert "https://unpkg.com/graphiql@" in shown  # names what failed
+            assert "Loading..." not in page.js("document.body.innerText")

@@ -80,13 +80,14 @@ async def test_bad_row_in_import_is_named_by_index(api: Api) -> None:
     }
 
 
-async def test_type_errors_in_the_document_are_bad_user_input(api: Api) -> None:
+async def test_bad_values_are_bad_user_input_and_bad_documents_fail_validation(api: Api) -> None:
+    """A variable's value is the user's input; a literal or a field in the document is the program's."""
     body = await api.gql(CREATE, {"input": {"name": "x", "reportingPeriodStart": "not-a-date"}})
     assert gql_code(body) == "BAD_USER_INPUT"
     body = await api.gql('{ workspace(id: "nope") { id } }')
-    assert gql_code(body) == "BAD_USER_INPUT"
+    assert gql_code(body) == "GRAPHQL_VALIDATION_FAILED"
     body = await api.gql("{ workspaces { nope } }")
-    assert gql_code(body) == "BAD_USER_INPUT"
+    assert gql_code(body) == "GRAPHQL_VALIDATION_FAILED"
 
 
 async def test_other_organisation_gets_null_or_not_found(api: Api, api_b: Api) -> None:

@@ -81,14 +81,15 @@ async def test_a_crash_answers_500_with_the_request_id(
 
 async def test_graphql_errors_carry_the_request_id_in_extensions(api: Api) -> None:
     headers = {"X-Request-ID": "gql-9"}
-    # Refused before execution (401), a validation error, and a domain error beside data.
+    # A refused key (200 with WWW-Authenticate, docs/graphql.md), a validation error, a domain error.
     unauth = await api.http.post("/graphql", json={"query": "{ workspaces { items { id } } }"}, headers=headers)
-    assert unauth.status_code == 401 and unauth.headers["X-Request-ID"] == "gql-9"
+    assert unauth.status_code == 200 and unauth.headers["X-Request-ID"] == "gql-9"
+    assert "WWW-Authenticate" in unauth.headers
     assert [e["extensions"]["request_id"] for e in unauth.json()["errors"]] == ["gql-9"]
 
     authed = {**api._headers("default"), **headers}
     invalid = await api.http.post("/graphql", json={"query": "{ nope }"}, headers=authed)
-    assert invalid.json()["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "request_id": "gql-9"}
+    assert invalid.json()["errors"][0]["extensions"] == {"code": "GRAPHQL_VALIDATION_FAILED", "request_id": "gql-9"}
 
     missing = "00000000-0000-0000-0000-000000000000"
     approve = f'mutation {{ recordApproval(packId: "{missing}", input: {{actionType: REQUESTED}}) {{ statusAfter }} }}'

@@ -25,6 +25,7 @@ from evidence_gateway.models.packs import (
     PackStatus,
     ReportPack,
 )
+from evidence_gateway.models.persisted_queries import PersistedQuery
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
@@ -39,6 +40,7 @@ from evidence_gateway.models.workspace import (
 )
 
 __all__ = [
+    "PersistedQuery",
     "ApiKey",
     "ApprovalAction",
     "ApprovalActionType",

@@ -3,7 +3,8 @@
 - A request with a well-formed API key is counted against that key (by a digest of it, so no
   database lookup is needed and both transports are counted alike); one without is counted
   against its client address.
-- A key that turns out wrong (401) is also counted against the address, in a small budget of
+- A key that turns out wrong (401; on /graphql a 200 whose fields were refused, which carries
+  ``WWW-Authenticate`` as a 401 does) is also counted against the address, in a small budget of
   its own: once an address has spent it, its requests are refused (429) until the window ends —
   except those with a key this node has verified in the last few minutes, so that a client
   sharing an address with a key-guesser keeps working.
@@ -81,17 +82,18 @@ class RateLimitMiddleware:
             return
         budget = RequestBudget(self.limiter, identity, [verdict] if verdict else [])
         scope.setdefault("state", {})["rate_limit"] = budget
-        status = 0
+        refused_key = False
 
         async def send_with_headers(message: Message) -> None:
-            nonlocal status
+            nonlocal refused_key
             if message["type"] == "http.response.start":
-                status = message["status"]
-                _add_headers(MutableHeaders(scope=message), budget.verdicts)
+                headers = MutableHeaders(scope=message)
+                refused_key = message["status"] == 401 or "www-authenticate" in headers
+                _add_headers(headers, budget.verdicts)
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-        if status == 401:
+        if refused_key:
             await self.limiter.hit(policies.auth_failures, address)
         elif digest is not None:
             self._remember(digest)

@@ -31,6 +31,8 @@ from evidence_gateway.schema import (
     webhooks,
     workspaces,
 )
+from evidence_gateway.schema.budget import ExecutionBudget
+from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import log_unexpected
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
@@ -58,15 +60,25 @@ class EvidenceSchema(strawberry.Schema):
         """One result per document (HTTP): a subscription cannot stream here, so it is refused
         (400 BAD_USER_INPUT) instead of failing inside; subscriptions run over the WebSocket."""
         allowed = set(OperationType if allowed_operation_types is None else allowed_operation_types)
-        return await super().execute(
-            query,
-            variable_values,
-            context_value,
-            root_value,
-            operation_name,
-            allowed - {OperationType.SUBSCRIPTION},
-            operation_extensions,
-        )
+        # A query gets a time budget once it is known to be one (schema/budget.py); a call
+        # without a request context (tools, tests of the schema alone) gets none.
+        settings = getattr(context_value, "settings", None)
+        budget = ExecutionBudget(settings.graphql_execution_seconds if settings is not None else None)
+        if isinstance(context_value, GraphQLContext):
+            context_value.execution_budget = budget
+        try:
+            async with budget.scope():
+                return await super().execute(
+                    query,
+                    variable_values,
+                    context_value,
+                    root_value,
+                    operation_name,
+                    allowed - {OperationType.SUBSCRIPTION},
+                    operation_extensions,
+                )
+        except TimeoutError:
+            return budget.exceeded()
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         # Domain errors are answers, not incidents: log only the unexpected.

@@ -16,6 +16,7 @@ from evidence_gateway.errors import Unauthenticated
 from evidence_gateway.idempotency import Claim
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.settings import Settings
 
 K = TypeVar("K", bound=Hashable)
@@ -32,6 +33,8 @@ class GraphQLContext:
     principal: Principal | None
     # Idempotency-Key held for a document that runs exactly one mutation field (schema/view.py).
     idempotency: Claim | None = None
+    # Set per execution by the schema (schema/budget.py).
+    execution_budget: ExecutionBudget | None = None
     _loaders: dict[Any, DataLoader[Any, Any]] = field(default_factory=dict)
 
     @property

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+import re
+from typing import Any, Final
 
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLSyntaxError
 
 from evidence_gateway.errors import DomainError
 
@@ -13,21 +14,48 @@ log = logging.getLogger("evidence_gateway.graphql")
 
 INTERNAL_MESSAGE = "Internal server error"
 
+# A document that is not GraphQL, one that does not fit the schema, and one over a limit are
+# the client's program at fault; BAD_USER_INPUT is kept for values (variables, arguments) a
+# user may have typed. Clients branch on the difference.
+PARSE_FAILED: Final = "GRAPHQL_PARSE_FAILED"
+VALIDATION_FAILED: Final = "GRAPHQL_VALIDATION_FAILED"
+TOO_COMPLEX: Final = "QUERY_TOO_COMPLEX"
 
-def format_error(error: GraphQLError) -> dict[str, Any]:
-    """``errors[]`` entry with ``extensions.code``; internal details stay in the server log."""
+# graphql-core's parser refuses an over-long or over-nested document as a syntax error; those are limits.
+_PARSER_LIMITS = ("tokens. Parsing aborted", "nested too deeply")
+_SUGGESTION = re.compile(r" ?Did you mean [^?]*\?")
+
+
+def format_error(error: GraphQLError, *, before_execution: bool = False, suggestions: bool = True) -> dict[str, Any]:
+    """``errors[]`` entry with ``extensions.code``; internal details stay in the server log.
+
+    ``before_execution``: the error came from parsing or validating the document (the view
+    knows; an error object does not). ``suggestions`` off drops "Did you mean ...?", which
+    would otherwise spell out the schema when introspection is switched off.
+    """
     original = error.original_error
     formatted: dict[str, Any] = dict(error.formatted)
     if isinstance(original, DomainError):
         formatted["message"] = original.message
         formatted["extensions"] = {**original.details, "code": original.graphql_code}
     elif original is None or error.path is None:
-        # Syntax, validation and variable-coercion errors: the document is at fault.
-        formatted["extensions"] = {**(error.extensions or {}), "code": "BAD_USER_INPUT"}
+        formatted["extensions"] = {**(error.extensions or {}), "code": _document_code(error, before_execution)}
     else:
         formatted["message"] = INTERNAL_MESSAGE
         formatted["extensions"] = {"code": "INTERNAL_SERVER_ERROR"}
+    if not suggestions:
+        formatted["message"] = _SUGGESTION.sub("", formatted["message"])
     return formatted
+
+
+def _document_code(error: GraphQLError, before_execution: bool) -> str:
+    """Parse, validation, limit or (during execution) variable-coercion error."""
+    if isinstance(error, GraphQLSyntaxError):
+        return TOO_COMPLEX if any(limit in error.message for limit in _PARSER_LIMITS) else PARSE_FAILED
+    tagged = (error.extensions or {}).get("code")
+    if isinstance(tagged, str):
+        return tagged
+    return VALIDATION_FAILED if before_execution else "BAD_USER_INPUT"
 
 
 def log_unexpected(errors: list[GraphQLError]) -> None:
@@ -37,7 +65,6 @@ def log_unexpected(errors: list[GraphQLError]) -> None:
             log.error("GraphQL resolver failed at %s", error.path, exc_info=original)
 
 
-def http_status_for(errors: list[dict[str, Any]]) -> int | None:
-    """A request refused for its credentials answers 401, as on the REST side."""
-    codes = {e.get("extensions", {}).get("code") for e in errors}
-    return 401 if "UNAUTHENTICATED" in codes else None
+def unauthenticated(errors: list[dict[str, Any]]) -> bool:
+    """Some field was refused for want of a valid key (the view adds ``WWW-Authenticate``)."""
+    return any(e.get("extensions", {}).get("code") == "UNAUTHENTICATED" for e in errors)

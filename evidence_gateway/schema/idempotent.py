@@ -5,6 +5,7 @@ answer, known only once the selection set has resolved, is stored right after.""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 from graphql import FieldNode, GraphQLError, OperationDefinitionNode, OperationType, parse
@@ -15,17 +16,34 @@ from evidence_gateway import idempotency
 from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, Unauthenticated
 from evidence_gateway.idempotency import StoredResponse
+from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 
 Run = Callable[[Request], Awaitable[Response]]
 
 
-def _mutation_fields(body: bytes) -> int | None:
+async def _document_text(request: Request, payload: dict[str, Any]) -> str | None:
+    """The document a request runs: its ``query``, or the persisted document its hash names."""
+    query = payload.get("query")
+    if isinstance(query, str):
+        return query
+    extensions = payload.get("extensions")
+    persisted = extensions.get("persistedQuery") if isinstance(extensions, dict) else None
+    sha256 = persisted.get("sha256Hash") if isinstance(persisted, dict) else None
+    if not isinstance(sha256, str):
+        return None
+    trusted: dict[str, str] | None = request.app.state.trusted_documents
+    if trusted is not None:
+        return trusted.get(sha256.lower())
+    known: PersistedQueries = request.app.state.persisted_queries
+    return await known.lookup(sha256.lower())
+
+
+async def _mutation_fields(request: Request, body: bytes) -> int | None:
     """Root fields of the mutation the document runs; None when it runs no mutation."""
     try:
         payload = orjson.loads(body)
-        document = (
-            parse(payload["query"]) if isinstance(payload, dict) and isinstance(payload.get("query"), str) else None
-        )
+        text = await _document_text(request, payload) if isinstance(payload, dict) else None
+        document = parse(text) if text is not None else None
     except (orjson.JSONDecodeError, GraphQLError):
         return None  # Strawberry answers a malformed request itself
     if document is None:
@@ -45,7 +63,7 @@ async def run_idempotent(request: Request, run: Run) -> Response:
     if raw_key is None or request.method != "POST":
         return await run(request)
     body = await request.body()
-    fields = _mutation_fields(body)
+    fields = await _mutation_fields(request, body)
     if fields is None:
         return await run(request)  # a query changes nothing: the key is simply not needed
     if fields != 1:

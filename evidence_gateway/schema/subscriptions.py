@@ -151,7 +151,8 @@ def _shaped(error: GraphQLError, *, before_execution: bool, root: FieldNode | No
         message = error.message
         if isinstance(original, InvalidOperationTypeError):
             message += " over WebSocket: send queries and mutations to POST /graphql"
-        formatted = {"message": message, "extensions": {**(error.extensions or {}), "code": "BAD_USER_INPUT"}}
+        # A code the limits put on the error (QUERY_TOO_COMPLEX, DOCUMENT_NOT_TRUSTED, ...) stays.
+        formatted = {"message": message, "extensions": {"code": "BAD_USER_INPUT", **(error.extensions or {})}}
     elif path is None and original is not None and not isinstance(original, DomainError):
         log.error("GraphQL subscription stream failed", exc_info=original)
         formatted = {"message": INTERNAL_MESSAGE, "extensions": {"code": "INTERNAL_SERVER_ERROR"}}

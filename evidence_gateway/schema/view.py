@@ -1,5 +1,6 @@
-"""The Strawberry ASGI view: auth, body ceiling, JSON errors, error codes; subscriptions over
-WebSocket (graphql-transport-ws only, the key in connection_init: schema/websocket.py)."""
+"""The Strawberry ASGI view: auth, body ceiling, JSON errors, error codes, the GraphQL-over-HTTP
+media types and status rules (schema/negotiation.py); subscriptions over WebSocket
+(graphql-transport-ws only, the key in connection_init: schema/websocket.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from datetime import timedelta
 from typing import Any
 
 from cross_web import HTTPException as StrawberryHTTPException
+from cross_web import StarletteRequestAdapter
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types.execution import ExecutionResult, PreExecutionError
 from strawberry.types.unset import UNSET, UnsetType
 
 from evidence_gateway import graphiql
@@ -22,27 +25,49 @@ from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
 from evidence_gateway.http_body import check_json_depth, read_body, replayed
 from evidence_gateway.jsoncodec import dumps
-from evidence_gateway.rest_compat.http import JSONResponse
+from evidence_gateway.schema import negotiation, persisted
 from evidence_gateway.schema.context import GraphQLContext
-from evidence_gateway.schema.errors import format_error, http_status_for
+from evidence_gateway.schema.errors import format_error, unauthenticated
 from evidence_gateway.schema.idempotent import run_idempotent
 from evidence_gateway.schema.websocket import SubscriptionsHandler, WebSocketContext
 
+# Refusals of the HTTP request itself (Strawberry's own, before any document is read).
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
 
+# RFC 6750 §3: how to authenticate. Sent with every answer that refused a field for want of a
+# key: 200 with the GraphQL body (see docs/graphql.md, "Status codes"), never a bare 401.
+WWW_AUTHENTICATE = 'Bearer realm="evidence-gateway"'
 
-def graphql_error_response(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse(
-        {"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status
-    )
+
+def graphql_error_response(request: Request, status: int, message: str, code: str) -> Response:
+    """A request refused before any document ran: no ``data`` entry, one error with its code.
+
+    Unauthenticated is the one exception to ``status``: a key is checked per field elsewhere,
+    and a typed client must keep the body, so it answers 200 with ``WWW-Authenticate``.
+    """
+    media_type = negotiation.response_media_type(request.headers.get("accept"))
+    headers = {}
+    if code == "UNAUTHENTICATED":
+        status, headers = 200, {"WWW-Authenticate": WWW_AUTHENTICATE}
+    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
+    return Response(dumps(body), status_code=status, headers=headers, media_type=negotiation.content_type(media_type))
 
 
 # A client that opens the socket must say who it is within this long (then 4408).
 CONNECTION_INIT_TIMEOUT = timedelta(seconds=10)
 
 
+class _RequestAdapter(StarletteRequestAdapter):
+    """Strawberry's adapter, with the request it wraps in reach (persisted queries need the app)."""
+
+    @property
+    def request(self) -> Request:
+        return self._request
+
+
 class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
     graphql_transport_ws_handler_class = SubscriptionsHandler
+    request_adapter_class = _RequestAdapter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # graphql-transport-ws only. The legacy subscriptions-transport-ws protocol (sub-protocol
@@ -61,11 +86,17 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
                 request = await _buffered(request)
             # Idempotency-Key: one change per key for single-mutation documents (schema/idempotent.py).
             response: Response = await run_idempotent(request, self.run)
+            if response.media_type == "application/json":  # a GraphQL response, not the IDE page
+                response = _negotiated(request, response)
+        except persisted.DocumentRefused as exc:
+            media_type = negotiation.response_media_type(request.headers.get("accept"))
+            status = negotiation.status_for(media_type, request_error=True)
+            response = graphql_error_response(request, status, exc.message, exc.graphql_code)
         except DomainError as exc:
-            response = graphql_error_response(exc.status, exc.message, exc.graphql_code)
+            response = graphql_error_response(request, exc.status, exc.message, exc.graphql_code)
         except StrawberryHTTPException as exc:
             response = graphql_error_response(
-                exc.status_code, exc.reason, _CODES.get(exc.status_code, "BAD_USER_INPUT")
+                request, exc.status_code, exc.reason, _CODES.get(exc.status_code, "BAD_USER_INPUT")
             )
         await response(scope, receive, send)
         return None
@@ -87,6 +118,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         except Unauthenticated:
             principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
         request.state.sub_response = response
+        request.state.authenticated = principal is not None
         return GraphQLContext(
             request=request,
             response=response,
@@ -103,18 +135,43 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         plain_ack: UnsetType = UNSET
         return plain_ack
 
-    async def process_result(self, request: Any, result: Any) -> GraphQLHTTPResponse:
+    async def process_result(self, request: Any, result: ExecutionResult) -> GraphQLHTTPResponse:
+        """Codes on every error; the status and headers the negotiated media type calls for."""
         data: GraphQLHTTPResponse = {"data": result.data}
+        sub_response: Response | None = getattr(request.state, "sub_response", None)
+        before_execution = isinstance(result, PreExecutionError)
+        await persisted.register_if_marked(
+            request, validated=not before_execution, authenticated=getattr(request.state, "authenticated", False)
+        )
         if result.errors:
-            errors = [format_error(e) for e in result.errors]
+            suggestions = request.app.state.settings.graphql_introspection
+            errors = [
+                format_error(e, before_execution=before_execution, suggestions=suggestions) for e in result.errors
+            ]
             data["errors"] = errors  # type: ignore[typeddict-item]
-            status = http_status_for(errors)
-            sub_response = getattr(request.state, "sub_response", None)
-            if status and sub_response is not None:
-                sub_response.status_code = status
+            request_error = negotiation.is_request_error(result.data, errors)
+            if request_error:
+                del data["data"]  # nothing executed: the spec's request error has no data entry
+            if sub_response is not None:
+                media_type = negotiation.response_media_type(request.headers.get("accept"))
+                if sub_response.status_code == 200:  # a status an extension chose (429) stands
+                    sub_response.status_code = negotiation.status_for(media_type, request_error)
+                if unauthenticated(errors):
+                    sub_response.headers["WWW-Authenticate"] = WWW_AUTHENTICATE
         if result.extensions:
             data["extensions"] = result.extensions
         return data
+
+    async def parse_http_body(self, request_adapter: Any) -> GraphQLRequestData | list[GraphQLRequestData]:
+        """The request, with the document of a persisted query or trusted document (schema/persisted.py)."""
+        data = await super().parse_http_body(request_adapter)
+        if isinstance(data, list):  # batching is off: Strawberry has refused it already
+            return data
+        return await persisted.resolve(request_adapter.request, data)
+
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        # A GET with a persisted query's extensions is a query, whatever it accepts.
+        return super().should_render_graphql_ide(request) and "extensions" not in request.query_params
 
     async def render_graphql_ide(self, request: Request) -> Response:
         # Our own copies of GraphiQL's scripts when fetched (evidence-gateway graphiql-assets), else the CDN.
@@ -137,6 +194,36 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             return json.loads(data, parse_constant=_not_json)
         except RecursionError:  # unreachable under the limit; never a 500 if that changes
             raise BadRequest("JSON nested too deeply") from None
+        except UnicodeDecodeError:
+            raise BadRequest("malformed JSON body: not UTF-8") from None
+        except ValueError as exc:
+            # JSONDecodeError, and integers beyond Python's digit limit (a 5,000-digit number).
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "number too long"
+            raise BadRequest(f"malformed JSON body: {reason}") from None
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """A POST body is one JSON object (no batching): ``5``, ``null`` or a string is a 400."""
+        parsed = self.decode_json(data)
+        if not isinstance(parsed, dict):
+            raise BadRequest("request body must be a JSON object with a `query` (GraphQL over HTTP)")
+        return parsed
+
+
+def _negotiated(request: Request, response: Response) -> Response:
+    """The negotiated Content-Type; an answer over ``EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES`` replaced
+    by an error (refused like a document over a limit: it asked for too much)."""
+    media_type = negotiation.response_media_type(request.headers.get("accept"))
+    limit = request.app.state.settings.graphql_max_response_bytes
+    if len(response.body) > limit:
+        message = (
+            f"the response is larger than {limit} bytes (EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES): "
+            "request fewer items or fields"
+        )
+        body = {"errors": [{"message": message, "extensions": {"code": "RESPONSE_TOO_LARGE", "limit_bytes": limit}}]}
+        status = negotiation.status_for(media_type, request_error=True)
+        return Response(dumps(body), status_code=status, media_type=negotiation.content_type(media_type))
+    response.headers["content-type"] = negotiation.content_type(media_type)
+    return response
 
 
 def _not_json(name: str) -> Any:

@@ -137,11 +137,9 @@ def vet(target: Target, addresses: tuple[str, ...], *, allow_private: bool, fiel
         for address in addresses:
             reason = forbidden_reason(ipaddress.ip_address(address))
             if reason:
-                raise _refuse(
-                    f"resolves to a {reason} address ({address}); webhook targets must be public hosts",
-                    field,
-                    address=address,
-                )
+                # The rule, never the address: naming what an internal name resolves to would map
+                # the private network for whoever registers endpoints.
+                raise _refuse(f"resolves to a {reason} address; webhook targets must be public hosts", field)
     return Target(url=target.url, host=target.host, port=target.port, addresses=addresses)
 
 

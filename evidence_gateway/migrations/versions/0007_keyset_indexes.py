@@ -8,7 +8,7 @@ had theirs (ix_workspace_org_created, ix_evidence_item_org_uploaded); the event 
 of the new ones.
 
 Revision ID: 0007_keyset_indexes
-Revises: 0005_key_lifecycle
+Revises: 0006_persisted_queries
 Create Date: 2026-11-25 16:50:00.000000
 """
 
@@ -18,7 +18,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = "0007_keyset_indexes"
-down_revision: str | Sequence[str] | None = "0005_key_lifecycle"
+down_revision: str | Sequence[str] | None = "0006_persisted_queries"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,88 @@
+"""Servers on a real socket, for clients that must speak to one: a real `evidence-gateway serve` in
+a subprocess (the graphql-http audit in Node, a browser), ready once /healthz answers; and an
+in-process app served by uvicorn (WebSocket clients)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+
+from tests.waiting import eventually
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    base: str
+    key: str
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@asynccontextmanager
+async def serving(directory: Path, env: dict[str, str] | None = None) -> AsyncIterator[LiveServer]:
+    """A server on a fresh SQLite file in ``directory``: what a process adds over the in-process
+    app is the socket, and the transport does not depend on the database."""
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "EVIDENCE_SECRET_KEY": "live-server-secret",
+        "EVIDENCE_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        **(env or {}),
+    }
+    cmd = [sys.executable, "-m", "evidence_gateway.cli", "serve", "--port", str(port), "--log-level", "warning"]
+    cmd += ["--database-url", f"sqlite+aiosqlite:///{directory / 'live.db'}"]
+    log_path = directory / "serve.log"
+    with log_path.open("w+") as log:
+        proc = subprocess.Popen(  # noqa: ASYNC220, S603 - started once, waited on by polling
+            cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=directory
+        )
+        base = f"http://127.0.0.1:{port}"
+
+        async def ready() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"serve exited: {log_path.read_text()[-2000:]}")
+            try:
+                async with httpx.AsyncClient() as http:
+                    return (await http.get(f"{base}/healthz", timeout=1)).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        try:
+            await eventually(ready, "the server to answer /healthz", within=60)
+            key = next(line.strip() for line in log_path.read_text().splitlines() if line.startswith("evk_"))
+            yield LiveServer(base, key, log_path)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@asynccontextmanager
+async def ws_served(application: Starlette) -> AsyncIterator[str]:
+    """The app (lifespan running) on a free port for WebSocket clients."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(application, lifespan="off", log_level="warning"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        await eventually(lambda: server.started or task.done(), "uvicorn to start")
+        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 15)
+        sock.close()
