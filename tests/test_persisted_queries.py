@@ -22,7 +22,7 @@ from evidence_gateway.resolvers.events import cursor_of
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.settings import Settings
-from tests.conftest import Api, create_workspace, gql_code
+from tests.conftest import Api, create_workspace, error_body, gql_code
 from tests.live_server import ws_served
 from tests.wsclient import GraphQLWS
 
@@ -75,7 +75,7 @@ async def test_apollo_flow_hash_then_document_then_hash(api: Api, node: Node) ->
     document = COUNT.replace("total", "total perPage")
     unknown = await send(api, None, persisted(sha(document)))
     assert unknown.status_code == 200
-    assert unknown.json() == {
+    assert error_body(unknown) == {
         "errors": [{"message": "PersistedQueryNotFound", "extensions": {"code": "PERSISTED_QUERY_NOT_FOUND"}}]
     }
     strict = await send(api, None, persisted(sha(document)), accept=GRAPHQL_RESPONSE)

@@ -66,6 +66,8 @@ INTROSPECTION_SCHEMA_COST = 10_000
 RELATION_LIST_WEIGHT = 4
 CACHE_SIZE = 256
 
+# The lists of a page or connection: sized by the field above them, not weighted again.
+PAGE_ITEMS = frozenset({"items", "nodes", "edges"})
 # Arguments that size a list; a variable counts as the largest page a resolver allows.
 LIST_SIZE_ARGUMENTS = frozenset({"perPage", "first", "last", "limit"})
 # Measures saturate here: a bomb's true size is astronomically large and irrelevant.
@@ -91,8 +93,9 @@ class Measure:
 @dataclass(frozen=True, slots=True)
 class ListFields:
     """Names of the schema's fields that take a page size, and of those that return a list of
-    objects without one (a workspace's packs; not the ``items`` of a page, whose page field
-    carries the size). Names, not coordinates: the walk has no types."""
+    objects without one (a workspace's packs; not the ``items`` of a page nor the ``nodes`` and
+    ``edges`` of a connection, whose page field carries the size). Names, not coordinates: the
+    walk has no types."""
 
     paged: frozenset[str] = frozenset()
     related: frozenset[str] = frozenset()
@@ -108,7 +111,7 @@ def list_fields(schema: GraphQLSchema) -> ListFields:
             returned = get_nullable_type(definition.type)
             if not LIST_SIZE_ARGUMENTS.isdisjoint(definition.args):
                 paged.add(name)
-            elif name != "items" and isinstance(returned, GraphQLList):
+            elif name not in PAGE_ITEMS and isinstance(returned, GraphQLList):
                 if isinstance(get_named_type(returned), GraphQLObjectType):
                     related.add(name)
     return ListFields(frozenset(paged), frozenset(related - paged))

@@ -154,7 +154,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
                 del data["data"]  # nothing executed: the spec's request error has no data entry
             if sub_response is not None:
                 media_type = negotiation.response_media_type(request.headers.get("accept"))
-                if sub_response.status_code == 200:  # a status an extension chose (429) stands
+                if sub_response.status_code in (None, 200):  # a status an extension chose (429) stands
                     sub_response.status_code = negotiation.status_for(media_type, request_error)
                 if unauthenticated(errors):
                     sub_response.headers["WWW-Authenticate"] = WWW_AUTHENTICATE
