@@ -73,16 +73,24 @@ async def serving(directory: Path, env: dict[str, str] | None = None) -> AsyncIt
 
 
 @asynccontextmanager
-async def ws_served(application: Starlette) -> AsyncIterator[str]:
-    """The app (lifespan running) on a free port for WebSocket clients."""
+async def served(application: Starlette) -> AsyncIterator[str]:
+    """The app (its lifespan already running) served by uvicorn on a free port: ``host:port``.
+    For clients that need a real socket (WebSockets, generated clients)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(application, lifespan="off", log_level="warning"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         await eventually(lambda: server.started or task.done(), "uvicorn to start")
-        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 15)
         sock.close()
+
+
+@asynccontextmanager
+async def ws_served(application: Starlette) -> AsyncIterator[str]:
+    """The app on a free port for WebSocket clients: the GraphQL socket's URL."""
+    async with served(application) as host_port:
+        yield f"ws://{host_port}/graphql"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import update
 from starlette.applications import Starlette
 
@@ -31,6 +29,7 @@ from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers.events import cursor_of
 from evidence_gateway.subscriptions import SubscriptionHub
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
+from tests.live_server import ws_served
 from tests.test_legacy import record
 from tests.test_packs import calculated_workspace, generated
 from tests.waiting import eventually
@@ -48,17 +47,8 @@ def hub_of(app: Starlette) -> SubscriptionHub:
 @pytest.fixture
 async def ws_url(app: Starlette) -> AsyncIterator[str]:
     """The app (its lifespan already running) served by uvicorn on a free port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        await eventually(lambda: server.started or task.done(), "uvicorn to start")
-        yield f"ws://127.0.0.1:{sock.getsockname()[1]}/graphql"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
-        sock.close()
+    async with ws_served(app) as url:
+        yield url
     # Every subscription ended with its socket: no tail, no subscriber left behind.
     assert hub_of(app).subscriber_count == 0
 

@@ -9,10 +9,8 @@ pydantic, which we have, and is imported from there.
 
 from __future__ import annotations
 
-import asyncio
 import fcntl
 import importlib
-import socket
 import subprocess
 import sys
 import uuid
@@ -23,10 +21,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 
-from tests.waiting import eventually
+from tests.live_server import served
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / ".typed-client"
@@ -63,17 +60,8 @@ def evidence_client() -> Iterator[ModuleType]:
 @pytest.fixture
 async def server_url(app: Starlette) -> AsyncIterator[str]:
     """The app served by uvicorn on a free port: the client talks HTTP over a real socket."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        await eventually(lambda: server.started or task.done(), "uvicorn to start")
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/graphql"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
-        sock.close()
+    async with served(app) as host_port:
+        yield f"http://{host_port}/graphql"
 
 
 async def test_generated_client_runs_the_readme_flow(
