@@ -124,6 +124,7 @@ def main() -> int:
     env = {**os.environ, "EVIDENCE_DATABASE_URL": url, "EVIDENCE_SECRET_KEY": "bench-secret",
            "EVIDENCE_PUBLIC_BASE_URL": f"http://127.0.0.1:{args.port}"}  # fmt: skip
     exe = [sys.executable, "-m", "evidence_gateway.cli"]
+    subprocess.run([*exe, "db", "upgrade"], env=env, check=True, capture_output=True)  # as an operator would
     key = subprocess.run([*exe, "keys", "create", "--org", "bench"], env=env, check=True,
                          capture_output=True, text=True).stdout.strip()  # fmt: skip
     server = subprocess.Popen(

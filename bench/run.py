@@ -750,6 +750,8 @@ def run_phase(
     backend: str, url: str, workers: int, mode: Mode, logdir: Path, deadline: float, args: argparse.Namespace
 ) -> dict[str, Any]:
     phase: dict[str, Any] = {"backend": backend, "workers": workers}
+    # As an operator would: the schema first (the CLI refuses a database behind head).
+    cli("db", "upgrade", "--database-url", url)
     keys = {
         "read": cli("keys", "create", "--org", "bench", "--database-url", url).strip().splitlines()[-1],
         "write": cli("keys", "create", "--org", "bench-writes", "--database-url", url).strip().splitlines()[-1],
