@@ -7,29 +7,17 @@ import itertools
 import json
 import shutil
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 
+from tests.waiting import until
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-T = TypeVar("T")
-
-
-def until(probe: Callable[[], T], what: str, within: float = 30) -> T:
-    """Poll ``probe`` until it returns something truthy (the sync twin of tests.waiting.eventually)."""
-    deadline = time.monotonic() + within
-    while True:
-        found = probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within:.0f} s waiting for {what}")
-        time.sleep(0.05)
 
 
 @dataclass

@@ -7,27 +7,18 @@ import json
 import os
 import signal
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.test_crash_safety import CLI, SERVE_MIGRATE, Database, clean_env, free_port, until
+from tests.test_crash_safety import Server
 
 
 @dataclass
-class Node:
-    database: Database
-    workdir: Path
-    env: dict[str, str] = field(default_factory=dict)
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+class Node(Server):
+    """The crash tests' ``Server`` (process group, /healthz wait), with the two streams in two files."""
 
     @property
     def stdout_path(self) -> Path:
@@ -37,26 +28,14 @@ class Node:
     def stderr_path(self) -> Path:
         return self.workdir / f"serve-{self.port}.err"
 
-    def start(self, *args: str) -> Node:
-        cmd = [*CLI, "serve", "--port", str(self.port), *args]
-        if not self.database.is_sqlite and SERVE_MIGRATE:
-            cmd.append("--migrate")
+    def start(self, *args: str, pause_at: str = "") -> Node:  # type: ignore[override]
+        self.starts += 1
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                cmd, stdout=out, stderr=err, env=clean_env(self.database, **self.env), cwd=self.workdir,
-                start_new_session=True,
-            )  # fmt: skip
-        until(self._answers, f"serve to answer on {self.base}", logs=self.output)
+            self._launch(args, out, err, {"EVIDENCE_PAUSE_AT": pause_at} if pause_at else {})
         return self
 
-    def _answers(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            pytest.fail(f"serve exited with {self.proc.returncode}\n{self.output()}")
-        try:
-            return httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
+    def logs(self) -> str:
+        return self.output()
 
     def output(self) -> str:
         return f"--- stdout ---\n{self.stdout()}\n--- stderr ---\n{self.stderr()[-6000:]}"

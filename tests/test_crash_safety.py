@@ -24,12 +24,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any
 
 import httpx
 import pytest
 
 from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER
+from tests.waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -46,20 +47,6 @@ ROWS: list[dict[str, Any]] = [
     {"external_id": "P", "mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel",
      "fuel_amount": 90},
 ]  # fmt: skip
-
-T = TypeVar("T")
-
-
-def until(probe: Callable[[], T | None], what: str, timeout: float = 30.0, logs: Callable[[], str] = str) -> T:
-    """Poll ``probe`` until it returns something truthy; fail naming ``what`` at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = probe()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{logs()}")
-        time.sleep(0.02)
 
 
 def free_port() -> int:
@@ -223,14 +210,18 @@ class Server:
         assert self.proc is None or self.proc.poll() is not None, "the previous process still runs"
         self.starts += 1
         self.log_path = self.workdir / f"serve-{self.starts}.log"
+        with open(self.log_path, "wb") as log:
+            self._launch(args, log, subprocess.STDOUT, {"EVIDENCE_PAUSE_AT": pause_at} if pause_at else {})
+
+    def _launch(self, args: tuple[str, ...], stdout: IO[bytes], stderr: IO[bytes] | int, extra: dict[str, str]) -> None:
+        """Start ``serve`` in its own process group and wait until it answers /healthz."""
         cmd = [*CLI, "serve", "--port", str(self.port), *args]
         if not self.database.is_sqlite and SERVE_MIGRATE:
             cmd.append("--migrate")
-        env = clean_env(self.database, **self.env, **({"EVIDENCE_PAUSE_AT": pause_at} if pause_at else {}))
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir, start_new_session=True
-            )
+        env = clean_env(self.database, **self.env, **extra)
+        self.proc = subprocess.Popen(
+            cmd, stdout=stdout, stderr=stderr, env=env, cwd=self.workdir, start_new_session=True
+        )
         until(self._answers, f"serve #{self.starts} to answer on {self.base}", logs=self.logs)
 
     def _answers(self) -> bool:

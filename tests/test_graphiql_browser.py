@@ -25,8 +25,9 @@ import httpx
 import pytest
 
 from evidence_gateway import graphiql
-from tests.chromium import CHROMIUM, Browser, chromium, until
+from tests.chromium import CHROMIUM, Browser, chromium
 from tests.live_server import serving
+from tests.waiting import until
 
 REPO = Path(__file__).resolve().parent.parent
 CACHED_ASSETS = Path(os.environ.get("EVIDENCE_GRAPHIQL_ASSETS_DIR") or REPO / graphiql.DEFAULT_DIR)

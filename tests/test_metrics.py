@@ -15,9 +15,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from evidence_gateway.settings import Settings
 from tests.conftest import Api, create_workspace
-from tests.test_crash_safety import Database, until
+from tests.test_crash_safety import Database
 from tests.test_packs import calculated_workspace, generated
-from tests.waiting import eventually
+from tests.waiting import eventually, until
 from tests.webhook_receiver import Receiver, running
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
