@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import statistics
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run import _bulk_insert_workspaces  # noqa: E402
+from bench.run import _bulk_insert_workspaces, _pg_admin, pg_available  # noqa: E402
 from evidence_gateway import migrate  # noqa: E402
 from evidence_gateway.app import create_app  # noqa: E402
 from evidence_gateway.db import Database  # noqa: E402
@@ -47,24 +46,6 @@ ROWS = 100_000
 DEEP = ROWS - 20  # page 5,000 of 20
 PG = "postgresql+asyncpg://postgres@127.0.0.1:5432"
 CONNECTION = "query($after: String) { workspacesConnection(first: 20, after: $after) { %s nodes { id name } } }"
-
-
-def _pg_answers() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-async def _pg_admin(sql: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(host="127.0.0.1", port=5432, user="postgres", database="postgres")
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 async def _seed(url: str) -> str:
@@ -160,7 +141,7 @@ async def main(rounds: int) -> None:
     runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         runs["SQLite"] = await _measure(f"sqlite+aiosqlite:///{tmp}/bench.db", rounds)
-    if _pg_answers():
+    if pg_available():
         name = f"bench_connections_{uuid.uuid4().hex[:8]}"
         await _pg_admin(f'CREATE DATABASE "{name}"')
         try:
