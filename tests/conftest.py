@@ -7,7 +7,8 @@ import asyncio
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,6 +190,27 @@ class Api:
         body: dict[str, Any] = resp.json()
         body["_status"] = resp.status_code
         return body
+
+
+Configured = Callable[..., AbstractAsyncContextManager[Api]]
+
+
+@pytest.fixture
+def configured(settings: Settings, app: Starlette) -> Configured:
+    """Another app on the test's database with some settings changed (``async with
+    configured(graphql_max_mutations=2) as api``): its own process state (caches, limits), the
+    same tables, a key of its own organisation. The fixture app cleans the database up."""
+
+    @asynccontextmanager
+    async def start(**changes: Any) -> AsyncIterator[Api]:
+        other = create_app(settings.model_copy(update=changes))
+        async with other.router.lifespan_context(other):
+            key = await create_api_key(other.state.db, "org-configured")
+            transport = httpx.ASGITransport(app=other)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+                yield Api(http, key)
+
+    return start
 
 
 @pytest.fixture

@@ -5,39 +5,14 @@ refusal that names the rule, not the address. Every refusal happens before anyth
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-import httpx
 import pytest
 from graphql import get_introspection_query
-from starlette.applications import Starlette
 
-from evidence_gateway.app import create_app
 from evidence_gateway.resolvers import workspaces as workspace_resolvers
-from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema import limits
-from evidence_gateway.settings import Settings
-from tests.conftest import Api, create_workspace, gql_code
-
-Configured = Callable[..., AbstractAsyncContextManager[Api]]
-
-
-@pytest.fixture
-def configured(settings: Settings, app: Starlette) -> Configured:
-    """A second app on the test's database with some settings changed (the fixture app cleans up)."""
-
-    @asynccontextmanager
-    async def start(**changes: Any) -> AsyncIterator[Api]:
-        other = create_app(settings.model_copy(update=changes))
-        async with other.router.lifespan_context(other):
-            key = await create_api_key(other.state.db, "org-configured")
-            transport = httpx.ASGITransport(app=other)
-            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-                yield Api(http, key)
-
-    return start
+from tests.conftest import Api, Configured, create_workspace, gql_code
 
 
 def refused(body: dict[str, Any], code: str, fragment: str) -> None:

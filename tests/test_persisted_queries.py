@@ -8,8 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +20,12 @@ from evidence_gateway.resolvers.events import cursor_of
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.settings import Settings
-from tests.conftest import Api, create_workspace, error_body, gql_code
+from tests.conftest import Api, Configured, create_workspace, error_body, gql_code
 from tests.live_server import ws_served
 from tests.wsclient import GraphQLWS
 
 COUNT = "{ workspaces { pagination { total } } }"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
-Node = Callable[..., AbstractAsyncContextManager[Api]]
 
 
 def sha(document: str) -> str:
@@ -55,23 +52,12 @@ async def get(api: Api, extensions: dict[str, Any], **params: str) -> httpx.Resp
 
 
 @pytest.fixture
-def node(settings: Settings, app: Starlette) -> Node:
+def node(configured: Configured) -> Configured:
     """Another node on the test's database: its own process memory, the same table."""
-
-    @asynccontextmanager
-    async def start(**changes: Any) -> AsyncIterator[Api]:
-        other = create_app(settings.model_copy(update=changes))
-        async with other.router.lifespan_context(other):
-            key = await create_api_key(other.state.db, "org-node")
-            async with httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=other), base_url="http://testserver"
-            ) as http:
-                yield Api(http, key)
-
-    return start
+    return configured
 
 
-async def test_apollo_flow_hash_then_document_then_hash(api: Api, node: Node) -> None:
+async def test_apollo_flow_hash_then_document_then_hash(api: Api, node: Configured) -> None:
     document = COUNT.replace("total", "total perPage")
     unknown = await send(api, None, persisted(sha(document)))
     assert unknown.status_code == 200
@@ -107,7 +93,7 @@ async def test_a_persisted_document_answers_with_the_callers_data(api: Api, api_
     ],
 )
 async def test_a_wrong_hash_or_version_is_refused_and_nothing_is_stored(
-    api: Api, node: Node, extensions: dict[str, Any], fragment: str
+    api: Api, node: Configured, extensions: dict[str, Any], fragment: str
 ) -> None:
     resp = await send(api, COUNT, extensions)
     assert gql_code(resp.json()) == "PERSISTED_QUERY_INVALID" and fragment in resp.json()["errors"][0]["message"]
@@ -116,7 +102,7 @@ async def test_a_wrong_hash_or_version_is_refused_and_nothing_is_stored(
         assert gql_code((await send(other, None, persisted(sha(COUNT)))).json()) == "PERSISTED_QUERY_NOT_FOUND"
 
 
-async def test_only_valid_documents_of_callers_with_a_key_are_stored(api: Api, node: Node) -> None:
+async def test_only_valid_documents_of_callers_with_a_key_are_stored(api: Api, node: Configured) -> None:
     anonymous = "{ __typename }"
     assert (await send(api, anonymous, persisted(sha(anonymous)), key=None)).json()["data"] == {"__typename": "Query"}
     invalid = "{ workspaces { nope } }"
@@ -135,7 +121,7 @@ async def test_get_runs_persisted_queries_only_and_never_mutations(api: Api) -> 
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 0
 
 
-async def test_trusted_documents_mode_runs_only_the_listed_documents(node: Node, tmp_path: Path) -> None:
+async def test_trusted_documents_mode_runs_only_the_listed_documents(node: Configured, tmp_path: Path) -> None:
     mutation = "mutation($n: String!) { createWorkspace(input: {name: $n}) { id } }"
     listed = tmp_path / "trusted.json"
     listed.write_text(json.dumps({sha(COUNT): COUNT, sha(mutation): mutation}))
