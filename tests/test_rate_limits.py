@@ -14,8 +14,9 @@ import pytest
 from graphql import parse
 from starlette.applications import Starlette
 
-from evidence_gateway.ratelimit.graphql import document_cost
 from evidence_gateway.ratelimit.limiter import Limiter
+from evidence_gateway.schema import schema
+from evidence_gateway.schema.limits import operation_cost
 from tests.conftest import Api, error_body
 from tests.serve_process import Node
 from tests.test_crash_safety import Database
@@ -107,9 +108,9 @@ async def test_wrong_keys_count_against_the_address(app: Starlette, api: Api) ->
 
 
 async def test_graphql_spends_its_document_cost_and_reports_it(app: Starlette, api: Api) -> None:
-    cost = document_cost(parse(LIST), None)
+    cost = operation_cost(schema._schema, parse(LIST), None)
     assert cost > 10  # a page of ten costs more than one request
-    make = document_cost(parse(CREATE), None)
+    make = operation_cost(schema._schema, parse(CREATE), None)
     limit(app, rate_limit_graphql_points=2 * cost + make - 1)
     budget = 2 * cost + make - 1
     first = await api.gql(LIST)
@@ -184,3 +185,11 @@ def test_two_nodes_share_one_budget_through_redis(tmp_path: Path) -> None:
     assert [r.status_code for r in answers] == [200] * 6 + [429] * 4
     assert [rate_limit(r)["key"][0] for r in answers[:6]] == [5, 4, 3, 2, 1, 0]
     assert {r.json()["details"]["policy"] for r in answers[6:]} == {"key"}
+
+
+async def test_graphql_is_charged_the_cost_its_limit_measures(api: Api) -> None:
+    # A page of 20 workspaces, up to 4 packs each, up to 4 artifacts each (schema/limits.py):
+    # the budget is charged for every nested list, as the cost ceiling counts them.
+    nested = await api.gql("{ workspaces { items { id packs { id artifacts { id } } } } }")
+    assert "errors" not in nested, nested
+    assert nested["extensions"]["cost"]["requestedQueryCost"] >= 20 * 4 * 4

@@ -9,30 +9,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from graphql import DocumentNode, FragmentDefinitionNode, GraphQLError, OperationDefinitionNode
 from graphql import ExecutionResult as GraphQLExecutionResult
+from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
 from evidence_gateway.errors import DomainError
 from evidence_gateway.ratelimit.limiter import Verdict
 from evidence_gateway.ratelimit.middleware import budget_of, refusal_details, refusal_message
-from evidence_gateway.schema.limits import DocumentWalk
+from evidence_gateway.schema.limits import operation_cost
 
 
 class RateLimited(DomainError):
     status = 429
     code = "rate_limited"
     graphql_code = "RATE_LIMITED"
-
-
-def document_cost(document: DocumentNode, operation_name: str | None) -> int:
-    """The cost of the operation that runs (at least 1: introspection is free to measure, not to
-    answer)."""
-    definitions = document.definitions
-    walk = DocumentWalk({d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)})
-    operations = [d for d in definitions if isinstance(d, OperationDefinitionNode)]
-    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
-    return max(sum(walk.selection_set(o.selection_set).cost for o in chosen[:1]), 1)
 
 
 class GraphQLCost(SchemaExtension):
@@ -43,7 +33,7 @@ class GraphQLCost(SchemaExtension):
         request = getattr(context.context, "request", None)
         budget = budget_of(request.scope) if request is not None else None
         if budget is not None and context.graphql_document is not None:
-            cost = document_cost(context.graphql_document, context.operation_name)
+            cost = operation_cost(context.schema._schema, context.graphql_document, context.operation_name)
             policy = budget.limiter.policies.graphql
             self.verdict = await budget.limiter.hit(policy, budget.identity, cost=cost)
             if self.verdict is not None:

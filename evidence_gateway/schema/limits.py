@@ -195,6 +195,18 @@ def _lists_of(schema: GraphQLSchema) -> ListFields:
     return found
 
 
+def operation_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
+    """The cost of the operation that runs, measured as the cost ceiling measures it (at least 1),
+    so the rate-limit budget (ratelimit/graphql.py) charges the same number the limit checks."""
+    definitions = document.definitions
+    walk = DocumentWalk(
+        {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}, _lists_of(schema)
+    )
+    operations = [d for d in definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    return max(sum(walk.selection_set(o.selection_set).cost for o in chosen[:1]), 1)
+
+
 class DocumentLimitsRule(ValidationRule):
     """Refuses documents over the depth, alias or cost ceiling, with a message naming the limit."""
 
