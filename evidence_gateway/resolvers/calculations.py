@@ -498,38 +498,13 @@ async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
     return found
 
 
-async def latest_for_workspace(
-    session: AsyncSession, ctx: Ctx, workspace: Workspace
-) -> tuple[CalculationRun | None, DataQualityAssessment | None]:
-    """For workspace detail: the latest run and its assessment."""
-    if workspace.latest_calculation_run_id is None:
-        return None, None
-    run = (
-        await session.execute(
-            select(CalculationRun).where(
-                col(CalculationRun.id) == workspace.latest_calculation_run_id, col(CalculationRun.org_id) == ctx.org_id
-            )
-        )
-    ).scalar_one_or_none()
-    assessment = (
-        await session.execute(
-            select(DataQualityAssessment).where(
-                col(DataQualityAssessment.calculation_run_id) == workspace.latest_calculation_run_id,
-                col(DataQualityAssessment.org_id) == ctx.org_id,
-            )
-        )
-    ).scalar_one_or_none()
-    return run, assessment
-
-
 async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRun]:
     return await batch.one_per_key(ctx, CalculationRun, CalculationRun.id, ids)
 
 
 async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRun]]:
     """Every run of each workspace, newest first."""
-    newest = (col(CalculationRun.created_at).desc(), col(CalculationRun.id).desc())
-    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *newest)
+    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *batch.NEWEST)
 
 
 async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessment]:

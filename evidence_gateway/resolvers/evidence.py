@@ -285,8 +285,7 @@ async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = 
 
 
 async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
-    newest = (col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
-    return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, *newest)
+    return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, ("uploaded_at", True), ("id", True))
 
 
 async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:

@@ -175,5 +175,4 @@ async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
 
 async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ImportBatch]]:
     """Every import of each workspace, newest first."""
-    newest = col(ImportBatch.created_at).desc()
-    return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, newest)
+    return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, ("created_at", True))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -447,9 +447,12 @@ async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict
     rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
     for a in rows.scalars():
         out[a.report_pack_id].append(a)
-    for items in out.values():
-        items.sort(key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
-    return out
+    return {pack_id: in_type_order(items) for pack_id, items in out.items()}
+
+
+def in_type_order(artifacts: Sequence[Any]) -> list[Any]:
+    """Artifacts in pack_hash (type) order: the order every listing shows them in."""
+    return sorted(artifacts, key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
 
 
 async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
@@ -476,22 +479,6 @@ async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
     async with ctx.db.read() as session:
         pack = await load_pack(session, ctx, pack_id)
         return (await artifacts_of(session, [pack.id]))[pack.id]
-
-
-async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> PackDetail | None:
-    """For workspace detail: the latest pack with its artifacts (for the *_url fields)."""
-    if workspace.latest_report_pack_id is None:
-        return None
-    pack = (
-        await session.execute(
-            select(ReportPack).where(
-                col(ReportPack.id) == workspace.latest_report_pack_id, col(ReportPack.org_id) == ctx.org_id
-            )
-        )
-    ).scalar_one_or_none()
-    if pack is None:
-        return None
-    return PackDetail(pack=pack, artifacts=(await artifacts_of(session, [pack.id]))[pack.id])
 
 
 # ---- artifact content ---------------------------------------------------------------------------
@@ -568,17 +555,14 @@ async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Report
 
 async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPack]]:
     """Every pack of each workspace, newest version first."""
-    newest = col(ReportPack.version_number).desc()
-    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, newest)
+    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, ("version_number", True))
 
 
 async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
-    async with ctx.db.read() as session:
-        found = await artifacts_of(session, list(ids))
-    return {k: [a for a in v if a.org_id == ctx.org_id] for k, v in found.items()}
+    found = await batch.grouped_by_key(ctx, PackArtifact, PackArtifact.report_pack_id, ids)
+    return {pack_id: in_type_order(items) for pack_id, items in found.items()}
 
 
 async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalAction]]:
     """Every approval action of each pack, oldest first."""
-    oldest = (col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
-    return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *oldest)
+    return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *batch.OLDEST)
