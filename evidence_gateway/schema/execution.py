@@ -21,14 +21,14 @@ from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 # (python attribute name, leaf type, nullable), or None when the field is not a plain leaf.
 _Plan = tuple[str, GraphQLLeafType, bool] | None
-_plans: dict[int, tuple[GraphQLField, _Plan]] = {}
 _MISSING = object()
+_PLAN = "_evidence_leaf_plan"  # kept on the field definition itself: fields live as long as their schema
 
 
 def _plan(field_def: GraphQLField) -> _Plan:
-    cached = _plans.get(id(field_def))
-    if cached is not None and cached[0] is field_def:
-        return cached[1]
+    held = field_def.__dict__.get(_PLAN, _MISSING)
+    if held is not _MISSING:
+        return held  # type: ignore[no-any-return]
     plan: _Plan = None
     strawberry_field = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
     plain = getattr(field_def.resolve, "_is_default", False) and strawberry_field is not None
@@ -37,7 +37,7 @@ def _plan(field_def: GraphQLField) -> _Plan:
         leaf = field_def.type.of_type if isinstance(field_def.type, GraphQLNonNull) else field_def.type
         if is_leaf_type(leaf):
             plan = (strawberry_field.python_name, leaf, nullable)
-    _plans[id(field_def)] = (field_def, plan)  # the field is kept: its id cannot be reused
+    field_def.__dict__[_PLAN] = plan
     return plan
 
 
