@@ -15,6 +15,7 @@ Two forms, one rule (the caller's organisation is part of the statement):
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -66,3 +67,9 @@ async def rows(ctx: Ctx, statement: Executable, **params: Any) -> Sequence[Row[A
 async def rows_many(ctx: Ctx, *statements: tuple[Executable, Mapping[str, Any]]) -> list[Sequence[Row[Any]]]:
     """Several scoped reads at once (one hop to SQLite's reader thread for all of them)."""
     return await ctx.db.fetch_many([(stmt, bound(ctx, params)) for stmt, params in statements])
+
+
+def of_org(org_id: uuid.UUID, model: Any) -> ColumnElement[bool]:
+    """The same condition for work done on an organisation's behalf without a caller (the key
+    CLI, subscription tails, webhook cursors), where the organisation is all there is."""
+    return org_column(model) == org_id
