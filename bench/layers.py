@@ -1,8 +1,9 @@
 """Per-request CPU cost of the read path, layer by layer, in-process (no sockets, no HTTP parsing).
 
-Both apps are driven through ASGI directly on one event loop, sequentially, against the same
-fresh SQLite file (1,000 workspaces in one organisation): what is left is the work each app
-does per request. Each variant peels one layer off the product, so the differences are the
+Both apps are driven through ASGI directly on one event loop (eight requests in flight) against
+the same fresh database (SQLite file, or PostgreSQL with --pg; 1,000 workspaces in one
+organisation), and the process's CPU time (every thread's) is divided by the requests served:
+what is left is the work each app does per request, without the HTTP parser both share. Each variant peels one layer off the product, so the differences are the
 layers' costs:
 
 - floor:           bench/floor_app.py (Starlette + Core, statements built once, tuple rows)
@@ -12,7 +13,7 @@ layers' costs:
 - router_only:     the Starlette router without any of our middleware (CORS, request id, access
                    line, response headers, rate limits)
 
-    python bench/layers.py [--n 3000] [--rounds 5] [--profile list]   # --profile prints the top frames of one scenario
+    python bench/layers.py [--pg] [--n 3000] [--rounds 5] [--profile list]   # --profile: top frames of one scenario
 
 Figures go in docs/performance.md ("per-layer breakdown").
 """
@@ -136,6 +137,8 @@ def scenarios(detail: str) -> dict[str, tuple[str, str, bytes, str]]:
         "detail": ("GET", f"/api/v2/workspaces/{detail}", b"", ""),
         "graphql_list": ("POST", "/graphql", json.dumps({"query": LIST_QUERY}).encode(), ""),
         "graphql_nested": ("POST", "/graphql", json.dumps({"query": NESTED_QUERY}).encode(), ""),
+        # Last: every create adds a row the lists above would count.
+        "create": ("POST", "/api/v2/workspaces", b'{"name": "bench create"}', ""),
     }
 
 
@@ -144,7 +147,7 @@ async def measure(app: App, key: str, sc: tuple[str, str, bytes, str], n: int) -
     CONCURRENCY requests in flight as under load, so thread hops overlap as they do when served."""
     method, path, body, query = sc
     status, out = await call(app, method, path, key, body, query)
-    assert status == 200, (status, out[:300])
+    assert status == (201 if method == "POST" and path.startswith("/api") else 200), (status, out[:300])
 
     async def client(count: int) -> None:
         for _ in range(count):
@@ -182,9 +185,7 @@ def product(url: str, **env: str) -> Any:
     return create_app(settings)
 
 
-async def main(n: int, rounds: int, profile: str | None) -> dict[str, Any]:
-    path = f"{tempfile.mkdtemp(prefix='eg-layers-')}/layers.db"
-    url = f"sqlite:///{path}"
+async def main(url: str, n: int, rounds: int, profile: str | None) -> dict[str, Any]:
     key, detail = await seed(url)
     scs = scenarios(detail)
     os.environ["BENCH_FLOOR_DATABASE_URL"] = url
@@ -230,9 +231,16 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=3000, help="requests per scenario and variant")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--profile", choices=["list", "detail", "graphql_list", "graphql_nested"])
+    parser.add_argument("--pg", action="store_true", help="a fresh PostgreSQL database on 127.0.0.1:5432")
+    parser.add_argument("--profile", choices=["list", "detail", "create", "graphql_list", "graphql_nested"])
     args = parser.parse_args()
-    out = asyncio.run(main(args.n, args.rounds, args.profile))
+    pg_name = f"eg_layers_{uuid.uuid4().hex[:8]}" if args.pg else None
+    url = run.pg_create(pg_name) if pg_name else f"sqlite:///{tempfile.mkdtemp(prefix='eg-layers-')}/layers.db"
+    try:
+        out = asyncio.run(main(url, args.n, args.rounds, args.profile))
+    finally:
+        if pg_name:
+            run.pg_drop(pg_name)
     floor = out["floor"]
     for name, row in out.items():
         cells = []

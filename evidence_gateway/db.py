@@ -179,17 +179,22 @@ class _SqliteReader:
             connect_args={"check_same_thread": False},
         )
         event.listen(self.engine, "connect", _sqlite_pragmas)
-        self._threads = ThreadPoolExecutor(SQLITE_READER_THREADS, thread_name_prefix="sqlite-reader")
+        self._threads: ThreadPoolExecutor | None = None
 
     def _read(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
         with self.engine.connect() as conn:
             return [conn.execute(stmt, dict(params)).all() for stmt, params in statements]
 
     async def run(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(SQLITE_READER_THREADS, thread_name_prefix="sqlite-reader")
         return await asyncio.get_running_loop().run_in_executor(self._threads, self._read, statements)
 
     def close(self) -> None:
-        self._threads.shutdown(wait=True)
+        """Like the engine's dispose: the reader starts again on its next read."""
+        threads, self._threads = self._threads, None
+        if threads is not None:
+            threads.shutdown(wait=True)
         self.engine.dispose()
 
 
