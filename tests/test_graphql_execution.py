@@ -1,0 +1,62 @@
+"""The executor's shortcuts for plain leaf fields (schema/execution.py) answer exactly what
+graphql-core's own path answers: data, errors, their paths and locations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+
+from evidence_gateway.schema import schema
+from tests.conftest import Api, create_workspace, gql_answer
+
+ROW = {"external_id": "S-1", "mode": "road", "distance_km": 420, "mass_tonnes": 12}
+
+DOCUMENTS = [
+    # A page of plain leaves, with an alias, __typename and an enum.
+    """{ workspaces(perPage: 5) { items { id orgId name externalReference reportingPeriodStart
+         reportingPeriodEnd status defaultMethodologyProfileId latestCalculationRunId latestReportPackId
+         archivedAt createdAt updatedAt dataVersion label: name __typename } pagination { page perPage total } } }""",
+    # Leaves beside relations and through fragments.
+    """fragment W on Workspace { id status latestPack { id status version: versionNumber artifacts { artifactType } } }
+       query { workspaces { items { ...W ... on Workspace { name latestCalculationRun { id status } }
+         latestQualityAssessment { id } imports { id shipmentCount } } } }""",
+    # A lookup, a connection, and errors inside the selection (a bad argument on a nested field).
+    """query($id: UUID!) { workspace(id: $id) { id name packsConnection(first: 2) { nodes { id } pageInfo {
+         hasNextPage } } } missing: workspace(id: "00000000-0000-4000-8000-000000000000") { id } }""",
+    """query($id: UUID!) { bad: workspace(id: $id) { id packsConnection(first: -1) { nodes { id } } }
+         workspaces { items { id name } } }""",
+]
+
+
+async def _answers(api: Api, workspace_id: str) -> list[dict[str, Any]]:
+    """Without what differs from call to call: the response extensions (the rate budget left)
+    and each error's request id."""
+    out = []
+    for doc in DOCUMENTS:
+        body = gql_answer(await api.gql(doc, {"id": workspace_id} if "$id" in doc else None))
+        for error in body.get("errors", []):
+            error["extensions"].pop("request_id")
+        out.append(body)
+    return out
+
+
+async def test_shortcuts_answer_what_graphql_core_answers(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = await create_workspace(api, name="full", external_reference="EXT-1")
+    base = f"/api/v2/workspaces/{ws['id']}"
+    assert (await api.post(f"{base}/imports", {"source_row_count": 1, "shipments": [ROW]})).status_code == 201
+    assert (await api.post(f"{base}/calculate", {})).status_code == 200
+    assert (await api.post(f"{base}/packs", {})).status_code == 201
+    await create_workspace(api, name="bare")
+
+    ours = await _answers(api, ws["id"])
+    monkeypatch.setattr(schema, "execution_context_class", StrawberryGraphQLCoreExecutionContext)
+    theirs = await _answers(api, ws["id"])
+
+    assert ours == theirs
+    # The documents exercise what they should: leaves, relations, and a field error.
+    assert ours[0]["data"]["workspaces"]["items"][1]["label"] == "full"
+    assert ours[1]["data"]["workspaces"]["items"][1]["latestPack"]["artifacts"]
+    assert ours[3]["errors"][0]["path"] == ["bad", "packsConnection"] and ours[3]["data"]["bad"] is None
+    assert ours[3]["data"]["workspaces"]["items"]
