@@ -1,13 +1,17 @@
-"""Size the per-request database overhead of the workspace list, in-process (no HTTP).
+"""What a read costs through each way of reaching SQLite from the event loop (issue 15's decision).
 
-Sequential calls on one event loop against a fresh SQLite file with 1,000 workspaces:
+One page of 20 workspaces with its total (1,000 in the organisation), eight reads in flight, the
+process's CPU time per read (every thread's) and the wall time:
 
-- product:            auth.authenticate + resolvers.workspaces.list_workspaces (what a request does)
-- core_two_sessions:  the same shape in Core: two connections, BEGIN on each, auth / count / page
-- core_one_conn:      one connection, autocommit (no BEGIN): auth, count, page
-- core_one_conn_over: one connection, autocommit: auth, then page + count(*) OVER () in one statement
+- orm_session:   an AsyncSession, ORM entities, count then page (the product until 2026-11-25)
+- core_async:    the async engine (aiosqlite), Core rows, page and total in one statement; the
+                 adapter takes about four hops to aiosqlite's thread per statement
+- raw_aiosqlite: the same SQL, compiled once, on one raw aiosqlite connection (execute_fetchall:
+                 one hop), values left as SQLite returns them (no type processing)
+- reader_thread: Database.fetch, what the product does now: the same Core statement on a
+                 sqlite3 connection in a reader thread, one hop, SQLAlchemy's type processing
 
-    python bench/hops.py [--n 2000]
+    python bench/hops.py [--n 4000]
 """
 
 from __future__ import annotations
@@ -18,106 +22,96 @@ import json
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy import event, func, insert, select
-from sqlalchemy.ext.asyncio import create_async_engine
+import aiosqlite
+from sqlalchemy import func, insert, select
+from sqlalchemy.dialects import sqlite
 from sqlmodel import SQLModel
 
-from evidence_gateway.auth import authenticate, hash_key
+from evidence_gateway.auth import authenticate
 from evidence_gateway.db import Database
-from evidence_gateway.resolvers import organizations, workspaces
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.settings import Settings
+from evidence_gateway.models import Workspace
+from evidence_gateway.resolvers import organizations
+from evidence_gateway.resolvers.scoping import ORG_PARAM
+from evidence_gateway.resolvers.workspaces import WORKSPACES
 from evidence_gateway.timeutil import utcnow
 
 WS = SQLModel.metadata.tables["workspace"]
-KEY = SQLModel.metadata.tables["api_key"]
+CONCURRENCY = 8
+
+
+async def measure(read: Callable[[], Awaitable[Any]], n: int) -> dict[str, float]:
+    async def client(count: int) -> None:
+        for _ in range(count):
+            await read()
+
+    await asyncio.gather(*(client(20) for _ in range(CONCURRENCY)))
+    per = n // CONCURRENCY
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(client(per) for _ in range(CONCURRENCY)))
+    done = per * CONCURRENCY
+    return {
+        "cpu_us": round((time.process_time() - cpu) / done * 1e6),
+        "wall_us": round((time.perf_counter() - wall) / done * 1e6),
+    }
 
 
 async def main(n: int) -> dict[str, Any]:
     path = f"{tempfile.mkdtemp(prefix='eg-hops-')}/hops.db"
     db = Database(f"sqlite:///{path}")
-    await db.create_schema(migrate=True)  # a throwaway bench database: bring it to head
-    key = await organizations.create_api_key(db, "hops")
-    principal = await authenticate(db, f"Bearer {key}")
-    now = utcnow()
+    await db.create_schema(migrate=True)
+    principal = await authenticate(db, f"Bearer {await organizations.create_api_key(db, 'hops')}")
+    org, now = principal.org_id, utcnow()
     rows = [
-        {
-            "id": uuid.uuid4(),
-            "org_id": principal.org_id,
-            "name": f"w{i}",
-            "status": "draft",
-            "created_at": now,
-            "updated_at": now,
-        }  # fmt: skip
+        {"id": uuid.uuid4(), "org_id": org, "name": f"w{i}", "status": "draft", "created_at": now, "updated_at": now}
         for i in range(1000)
     ]
     async with db.write() as session:
         await session.execute(insert(WS), rows)
-    ctx = Ctx(db=db, settings=Settings(database_url=f"sqlite:///{path}"), principal=principal)
-    params = page_params(1, 20)
 
-    async def product() -> None:
-        p = await authenticate(db, f"Bearer {key}")
-        await workspaces.list_workspaces(Ctx(db=db, settings=ctx.settings, principal=p), params)
-
-    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
-
-    @event.listens_for(engine.sync_engine, "connect")
-    def _connect(dbapi_conn: Any, _rec: Any) -> None:
-        dbapi_conn.isolation_level = None
-
-    digest = hash_key(key)
-    auth_q = select(KEY.c.id, KEY.c.org_id).where(KEY.c.key_hash == digest, KEY.c.revoked_at.is_(None))
-    scoped = WS.c.org_id == principal.org_id
+    scoped = WS.c.org_id == org
     order = (WS.c.created_at.desc(), WS.c.id.desc())
     count_q = select(func.count()).select_from(WS).where(scoped)
-    page_q = select(*WS.c).where(scoped).order_by(*order).limit(20)
-    over_q = select(*WS.c, func.count().over().label("total")).where(scoped).order_by(*order).limit(20)
+    orm_page = select(Workspace).where(scoped).order_by(*order).limit(20)
+    page = WORKSPACES._page
+    params = {ORG_PARAM: org, "page_limit": 20, "page_offset": 0}
+    compiled = page.compile(dialect=sqlite.dialect(), compile_kwargs={"render_postcompile": True})
+    raw_sql = str(compiled)
+    raw_params = tuple(
+        (org.hex if name == ORG_PARAM else params[name]) for name in compiled.positiontup or ()
+    )  # how SQLAlchemy binds a UUID on SQLite
+    raw = await aiosqlite.connect(path, isolation_level=None)
 
-    async def core_two_sessions() -> None:
-        async with engine.connect() as conn:
-            await conn.exec_driver_sql("BEGIN")
-            (await conn.execute(auth_q)).first()
-            await conn.rollback()
-        async with engine.connect() as conn:
-            await conn.exec_driver_sql("BEGIN")
-            (await conn.execute(count_q)).scalar_one()
-            (await conn.execute(page_q)).all()
-            await conn.rollback()
+    async def orm_session() -> None:
+        async with db.read() as session:
+            (await session.execute(count_q)).scalar_one()
+            list((await session.execute(orm_page)).scalars())
 
-    async def core_one_conn() -> None:
-        async with engine.connect() as conn:
-            (await conn.execute(auth_q)).first()
-            (await conn.execute(count_q)).scalar_one()
-            (await conn.execute(page_q)).all()
+    async def core_async() -> None:
+        async with db.engine.connect() as conn:
+            (await conn.execute(page, params)).all()
 
-    async def core_one_conn_over() -> None:
-        async with engine.connect() as conn:
-            (await conn.execute(auth_q)).first()
-            (await conn.execute(over_q)).all()
+    async def raw_aiosqlite() -> None:
+        await raw.execute_fetchall(raw_sql, raw_params)
 
+    async def reader_thread() -> None:
+        await db.fetch(page, params)
+
+    assert len(await raw.execute_fetchall(raw_sql, raw_params)) == 20
+    assert len(await db.fetch(page, params)) == 20
     out: dict[str, Any] = {}
-    for name, fn in (("product", product), ("core_two_sessions", core_two_sessions),
-                     ("core_one_conn", core_one_conn), ("core_one_conn_over", core_one_conn_over)):  # fmt: skip
-        for _ in range(50):
-            await fn()
-        t0 = time.perf_counter()
-        for _ in range(n):
-            await fn()
-        out[name] = {"us_per_request": round((time.perf_counter() - t0) / n * 1e6)}
-    base = out["product"]["us_per_request"]
-    for v in out.values():
-        v["vs_product"] = round(base / v["us_per_request"], 2)
-    await engine.dispose()
+    for name, read in (("orm_session", orm_session), ("core_async", core_async),
+                       ("raw_aiosqlite", raw_aiosqlite), ("reader_thread", reader_thread)):  # fmt: skip
+        out[name] = await measure(read, n)
+    await raw.close()
     await db.dispose()
     return out
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=2000)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=4000)
     args = parser.parse_args()
     print(json.dumps(asyncio.run(main(args.n)), indent=2))
