@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from starlette.requests import Request
@@ -50,7 +50,3 @@ def paginated(page: Page[T], serialize: Serializer[T], headers: Mapping[str, str
         },
         headers=headers,
     )
-
-
-def pick(obj: Any, fields: Iterable[str]) -> dict[str, Any]:
-    return {f: getattr(obj, f) for f in fields}

@@ -1,0 +1,71 @@
+"""The read-model base: one pydantic class per resource says what the resource looks like on the wire.
+
+A read model's field order is the JSON key order, its annotations and ``Field`` bounds are the
+OpenAPI component, and its field names are what the GraphQL type is checked against
+(tests/test_read_models.py). Rendering does not validate: the resolvers hand back rows they have
+just read or written, and a list page renders 20 of them per request, so ``render`` copies the
+attributes into a dict (about what the old hand-written field tuples cost) and the one orjson
+encoder prints it. ``model_validate(obj, from_attributes=True)`` builds the same model from any
+object with the attributes, an ORM entity or a Core ``Row``; the tests use it to prove that what
+``render`` emits fits the declared types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EXTENSION: dict[str, Any] = {"x-extension": True}
+
+
+def ext(description: str, **kw: Any) -> Any:
+    """A field we added beyond the published contract (``x-extension: true`` in the OpenAPI document)."""
+    return Field(description=description, json_schema_extra=EXTENSION, **kw)
+
+
+class ReadModel(BaseModel):
+    """What every resource's read model shares: built from attributes, immutable, every field
+    present on the wire (required, maybe null), and a ``render`` that copies without validating."""
+
+    model_config = ConfigDict(from_attributes=True, frozen=True)
+
+    # Fields whose values do not sit on the object under the same name (links, derived status):
+    # ``derive`` supplies them, the rest are read attribute by attribute.
+    derived: ClassVar[frozenset[str]] = frozenset()
+    # Wire name -> attribute name, filled once per class below.
+    _wire: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._wire = tuple((f.serialization_alias or name, name) for name, f in cls.model_fields.items())
+
+    @classmethod
+    def render(cls, obj: Any) -> dict[str, Any]:
+        """The resource as JSON-ready values, in field order (ids, dates and datetimes are left to
+        the encoder, which prints every datetime with a ``Z``)."""
+        return cls.compose(obj, cls.derive(obj) if cls.derived else None)
+
+    @classmethod
+    def compose(cls, obj: Any, values: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``render`` with the derived values given: for models whose links need settings or
+        related rows, which their own classmethod gathers."""
+        if not values:
+            return {key: getattr(obj, name) for key, name in cls._wire}
+        return {key: values[name] if name in values else getattr(obj, name) for key, name in cls._wire}
+
+    @classmethod
+    def derive(cls, obj: Any) -> dict[str, Any]:
+        """The values of ``derived`` fields that need nothing but ``obj``."""
+        return {}
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(cls.model_fields)
+
+
+def render_optional(model: type[ReadModel], obj: Any) -> dict[str, Any] | None:
+    """``model.render(obj)``, or null where the related resource does not exist yet."""
+    return None if obj is None else model.render(obj)
