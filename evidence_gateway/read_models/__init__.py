@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from evidence_gateway.read_models.base import ReadModel, render_optional
 from evidence_gateway.read_models.calculations import (
+    CalculationResult,
     CalculationRun,
     CalculationRunDetail,
     DataQualityAssessment,
@@ -35,6 +36,7 @@ from evidence_gateway.read_models.workspaces import ImportBatch, Workspace, Work
 __all__ = [
     "ApprovalAction",
     "ApprovalActionResult",
+    "CalculationResult",
     "CalculationRun",
     "CalculationRunDetail",
     "DataQualityAssessment",

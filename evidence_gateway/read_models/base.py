@@ -13,11 +13,14 @@ object with the attributes, an ORM entity or a Core ``Row``; the tests use it to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 EXTENSION: dict[str, Any] = {"x-extension": True}
+
+# An absolute link: a string on the wire, ``format: uri`` in the OpenAPI document.
+Uri = Annotated[str, WithJsonSchema({"type": "string", "format": "uri"})]
 
 
 def ext(description: str, **kw: Any) -> Any:

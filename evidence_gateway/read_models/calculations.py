@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from evidence_gateway.models import RunStatus
+from evidence_gateway.models import RunStatus, WorkspaceStatus
 from evidence_gateway.read_models.base import EXTENSION, ReadModel, ext, render_optional
 
 
@@ -76,6 +76,24 @@ class CalculationRunDetail(CalculationRun):
     @classmethod
     def render_detail(cls, run: Any, assessment: Any) -> dict[str, Any]:
         return {**CalculationRun.render(run), "quality_assessment": render_optional(DataQualityAssessment, assessment)}
+
+
+class CalculationResult(ReadModel):
+    """The answer to a calculation: the run, its assessment and where the workspace now stands."""
+
+    workspace_id: uuid.UUID
+    status: WorkspaceStatus = Field(description="Workspace status after the run.")
+    calculation_run: CalculationRun
+    quality_assessment: DataQualityAssessment | None
+
+    @classmethod
+    def render_outcome(cls, outcome: Any) -> dict[str, Any]:
+        return {
+            "workspace_id": outcome.workspace.id,
+            "status": outcome.workspace.status,
+            "calculation_run": CalculationRun.render(outcome.run),
+            "quality_assessment": render_optional(DataQualityAssessment, outcome.assessment),
+        }
 
 
 class MethodologyProfile(ReadModel):

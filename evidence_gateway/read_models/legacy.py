@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from evidence_gateway.read_models.base import EXTENSION, ReadModel
+from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri
 
 
 class LegacyReportRecord(ReadModel):
@@ -30,9 +30,9 @@ class LegacySuccessor(ReadModel):
     """The v2 workspace/pack that used this report, where one did (links are null otherwise)."""
 
     workspace_id: uuid.UUID | None
-    workspace_url: str | None = Field(json_schema_extra={"format": "uri"})
+    workspace_url: Uri | None
     report_pack_id: uuid.UUID | None
-    report_pack_url: str | None = Field(json_schema_extra={"format": "uri"})
+    report_pack_url: Uri | None
 
 
 class LegacyReport(LegacyReportRecord):

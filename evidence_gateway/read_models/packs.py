@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field
 
 from evidence_gateway import signing
 from evidence_gateway.models import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
-from evidence_gateway.read_models.base import EXTENSION, ReadModel, ext, render_optional
+from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri, ext, render_optional
 from evidence_gateway.read_models.calculations import CalculationRun, DataQualityAssessment
 from evidence_gateway.settings import Settings
 
@@ -59,9 +59,7 @@ class PackArtifact(ReadModel):
     created_at: datetime
     generated_at: datetime | None
     file_url: str | None = Field(description="Stable download link; needs the Bearer key. Null until generated.")
-    signed_download_url: str | None = Field(
-        description="Time-limited link; no key needed. Null until generated.", json_schema_extra={"format": "uri"}
-    )
+    signed_download_url: Uri | None = Field(description="Time-limited link; no key needed. Null until generated.")
     content_sha256: str | None = ext("SHA-256 of the file (pack_hash input).", pattern="^[0-9a-f]{64}$")
     size_bytes: int | None = ext("File size.", ge=0)
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from evidence_gateway.read_models.base import EXTENSION, ReadModel, ext
+from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri, ext
 
 EndpointStatus = Literal["healthy", "failing", "disabled"]
 
@@ -27,7 +27,7 @@ class WebhookEndpoint(ReadModel):
     derived = frozenset({"status"})
 
     id: uuid.UUID
-    url: str = Field(json_schema_extra={"format": "uri"})
+    url: Uri
     description: str = Field(max_length=500)
     event_types: list[str] = Field(description="Event types sent; empty: every type.")
     enabled: bool
@@ -82,7 +82,7 @@ class WebhookTestResult(ReadModel):
     """What a webhook test sent and how the target answered."""
 
     delivered: bool
-    target_url: str = Field(json_schema_extra={"format": "uri"})
+    target_url: Uri
     event_type: str
     http_status: int | None = Field(description="Status returned by the target; null if none answered.")
     response_excerpt: str

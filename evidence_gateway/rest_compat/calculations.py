@@ -7,11 +7,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.read_models import (
+    CalculationResult,
     CalculationRun,
     CalculationRunDetail,
     DataQualityAssessment,
     MethodologyProfile,
-    render_optional,
 )
 from evidence_gateway.resolvers import calculations, methodology
 from evidence_gateway.resolvers.context import Ctx
@@ -40,14 +40,7 @@ def _render_calculation(result: calculations.CalculationOutcome | calculations.Q
             "Preference-Applied": "respond-async",
         }
         return envelope(CalculationRun.render(result.run), status=202, headers=headers)
-    return envelope(
-        {
-            "workspace_id": result.workspace.id,
-            "status": result.workspace.status,
-            "calculation_run": CalculationRun.render(result.run),
-            "quality_assessment": render_optional(DataQualityAssessment, result.assessment),
-        }
-    )
+    return envelope(CalculationResult.render_outcome(result))
 
 
 async def get_run(request: Request) -> Response:
