@@ -21,7 +21,6 @@ from evidence_gateway.read_models import (
     Workspace,
     render_optional,
 )
-from evidence_gateway.read_models.webhooks import endpoint_status
 from evidence_gateway.settings import Settings
 
 workspace_json = Workspace.render
@@ -46,7 +45,6 @@ def pack_json(pack: Any, artifacts: list[Any], settings: Settings) -> dict[str, 
 
 __all__ = [
     "assessment_json",
-    "endpoint_status",
     "event_json",
     "evidence_item_json",
     "import_batch_json",

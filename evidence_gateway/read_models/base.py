@@ -37,6 +37,10 @@ class ReadModel(BaseModel):
     # Fields whose values do not sit on the object under the same name (links, derived status):
     # ``derive`` supplies them, the rest are read attribute by attribute.
     derived: ClassVar[frozenset[str]] = frozenset()
+    # Columns of the resource's table that stay off the wire (leases, secrets, row versions, the
+    # owner's id where the caller's key implies it); the drift test wants every column either here
+    # or a field, so a new column cannot be forgotten silently.
+    internal: ClassVar[frozenset[str]] = frozenset()
     # Wire name -> attribute name, filled once per class below.
     _wire: ClassVar[tuple[tuple[str, str], ...]] = ()
 

@@ -15,6 +15,8 @@ from evidence_gateway.read_models.base import EXTENSION, ReadModel, ext, render_
 class CalculationRun(ReadModel):
     """One calculation of a workspace's emissions."""
 
+    internal = frozenset({"api_key_id", "lease_owner", "lease_expires_at"})
+
     id: uuid.UUID
     workspace_id: uuid.UUID
     org_id: uuid.UUID
@@ -45,6 +47,8 @@ class CalculationRun(ReadModel):
 
 class DataQualityAssessment(ReadModel):
     """Data quality of a calculation run's inputs."""
+
+    internal = frozenset({"org_id"})
 
     id: uuid.UUID
     workspace_id: uuid.UUID

@@ -15,6 +15,7 @@ from evidence_gateway.resolvers.events import cursor_of
 class Event(ReadModel):
     """Something that happened to the organisation's data (docs/events.md)."""
 
+    internal = frozenset({"org_id"})
     model_config = ConfigDict(json_schema_extra=EXTENSION)
     derived = frozenset({"cursor"})
 

@@ -47,6 +47,7 @@ def _url_field(kind: ArtifactType) -> str:
 class PackArtifact(ReadModel):
     """One file of a pack; its content is downloaded over HTTP."""
 
+    internal = frozenset({"org_id", "error_message"})
     derived = frozenset({"file_url", "signed_download_url"})
 
     id: uuid.UUID
@@ -75,6 +76,7 @@ class PackArtifact(ReadModel):
 class ReportPack(ReadModel):
     """A versioned evidence pack: its artifacts built from one calculation run."""
 
+    internal = frozenset({"api_key_id", "audit_sequence", "lease_owner", "lease_expires_at", "row_version"})
     derived = frozenset(_url_field(kind) for kind in ArtifactType)
 
     id: uuid.UUID
@@ -132,6 +134,7 @@ class ReportPackDetail(ReportPack):
 class ApprovalAction(ReadModel):
     """A recorded approval action: who, when, and the pack status before and after."""
 
+    internal = frozenset({"org_id"})
     model_config = ConfigDict(json_schema_extra=EXTENSION)
 
     id: uuid.UUID

@@ -23,6 +23,7 @@ def endpoint_status(endpoint: Any) -> EndpointStatus:
 class WebhookEndpoint(ReadModel):
     """A registered receiver of the organisation's events (docs/webhooks.md). Never shows its secret."""
 
+    internal = frozenset({"org_id", "api_key_id", "secret", "previous_secret", "event_cursor"})
     model_config = ConfigDict(json_schema_extra=EXTENSION)
     derived = frozenset({"status"})
 
@@ -58,6 +59,7 @@ class WebhookEndpointWithSecret(WebhookEndpoint):
 class WebhookDelivery(ReadModel):
     """A recorded webhook attempt: a test, or one try of an event to a registered endpoint."""
 
+    internal = frozenset({"message_id"})
     model_config = ConfigDict(json_schema_extra=EXTENSION)
 
     id: uuid.UUID

@@ -16,6 +16,8 @@ from evidence_gateway.settings import Settings
 class Workspace(ReadModel):
     """A reporting workspace: the container of imports, runs and packs."""
 
+    internal = frozenset({"row_version"})
+
     id: uuid.UUID
     org_id: uuid.UUID
     name: str
@@ -52,6 +54,8 @@ class WorkspaceDetail(Workspace):
 
 class ImportBatch(ReadModel):
     """A batch of data registered from a source system."""
+
+    internal = frozenset({"api_key_id"})
 
     id: uuid.UUID
     workspace_id: uuid.UUID
