@@ -12,7 +12,8 @@ object with the attributes, an ORM entity or a Core ``Row``; the tests use it to
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
@@ -41,36 +42,41 @@ class ReadModel(BaseModel):
     # owner's id where the caller's key implies it); the drift test wants every column either here
     # or a field, so a new column cannot be forgotten silently.
     internal: ClassVar[frozenset[str]] = frozenset()
-    # Wire name -> attribute name, filled once per class below.
-    _wire: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # Filled once per class: the wire keys in field order, and the keys and one C-level getter
+    # (``attrgetter`` of several names returns a tuple) for the fields read as they are.
+    _keys: ClassVar[tuple[str, ...]] = ()
+    _plain_keys: ClassVar[tuple[str, ...]] = ()
+    _read: ClassVar[Callable[[Any], tuple[Any, ...]]]
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls._wire = tuple((f.serialization_alias or name, name) for name, f in cls.model_fields.items())
+        wire = [(f.serialization_alias or name, name) for name, f in cls.model_fields.items()]
+        plain = [(key, name) for key, name in wire if name not in cls.derived]
+        cls._keys = tuple(key for key, _ in wire)
+        cls._plain_keys = tuple(key for key, _ in plain)
+        names = [name for _, name in plain]
+        cls._read = attrgetter(*names) if len(names) > 1 else lambda obj: tuple(getattr(obj, n) for n in names)
 
     @classmethod
     def render(cls, obj: Any) -> dict[str, Any]:
         """The resource as JSON-ready values, in field order (ids, dates and datetimes are left to
         the encoder, which prints every datetime with a ``Z``)."""
-        return cls.compose(obj, cls.derive(obj) if cls.derived else None)
+        if not cls.derived:
+            return dict(zip(cls._plain_keys, cls._read(obj), strict=False))
+        return cls.compose(obj, cls.derive(obj))
 
     @classmethod
-    def compose(cls, obj: Any, values: Mapping[str, Any] | None) -> dict[str, Any]:
+    def compose(cls, obj: Any, values: Mapping[str, Any]) -> dict[str, Any]:
         """``render`` with the derived values given: for models whose links need settings or
         related rows, which their own classmethod gathers."""
-        if not values:
-            return {key: getattr(obj, name) for key, name in cls._wire}
-        return {key: values[name] if name in values else getattr(obj, name) for key, name in cls._wire}
+        plain = dict(zip(cls._plain_keys, cls._read(obj), strict=False))
+        return {key: values[key] if key in values else plain[key] for key in cls._keys}
 
     @classmethod
     def derive(cls, obj: Any) -> dict[str, Any]:
         """The values of ``derived`` fields that need nothing but ``obj``."""
         return {}
-
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        return tuple(cls.model_fields)
 
 
 def render_optional(model: type[ReadModel], obj: Any) -> dict[str, Any] | None:
