@@ -17,7 +17,16 @@ from strawberry.utils.str_converters import to_camel_case
 from evidence_gateway import models
 from evidence_gateway import read_models as rm
 from evidence_gateway.rest_compat.openapi import document
-from evidence_gateway.schema import calculations, events, evidence, packs, webhook_endpoints, webhooks, workspaces
+from evidence_gateway.schema import (
+    calculations,
+    common,
+    events,
+    evidence,
+    packs,
+    webhook_endpoints,
+    webhooks,
+    workspaces,
+)
 from tests.conftest import Api, create_workspace
 
 # Read model -> the GraphQL type that shows the same resource, and the fields that differ on
@@ -65,6 +74,7 @@ GRAPHQL_TYPES: list[tuple[type[rm.ReadModel], type, set[str], set[str]]] = [
     # The viewer is the organisation: GraphQL does not repeat its id on every attempt.
     (rm.WebhookDelivery, webhooks.WebhookDeliveryType, {"org_id"}, set()),
     (rm.WebhookTestResult, webhooks.WebhookTestResultType, set(), set()),
+    (rm.PaginationMeta, common.PaginationMeta, set(), set()),
 ]
 
 # Read model -> the table it renders.
@@ -146,6 +156,8 @@ def _fits(model: type[BaseModel], body: dict[str, Any]) -> None:
 async def test_rest_bodies_and_event_data_fit_their_read_models(api: Api, app: Starlette) -> None:
     ws = await create_workspace(api, reporting_period_start="2026-01-01")
     _fits(rm.Workspace, ws)
+    listed = (await api.get("/api/v2/workspaces")).json()
+    _fits(rm.PaginationMeta, listed["pagination"])
     rows = [{"mode": "road", "distance_km": 120, "mass_tonnes": 2.5}, {"mode": "rail", "distance_km": 300.5}]
     batch = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 2, "shipments": rows})
     _fits(rm.ImportBatch, batch.json()["data"])

@@ -7,7 +7,7 @@ fields against its read model. Adding a column to a resource means adding its fi
 
 from __future__ import annotations
 
-from evidence_gateway.read_models.base import ReadModel, render_optional
+from evidence_gateway.read_models.base import PaginationMeta, ReadModel, render_optional
 from evidence_gateway.read_models.calculations import (
     CalculationResult,
     CalculationRun,
@@ -48,6 +48,7 @@ __all__ = [
     "LegacyReportRecord",
     "MethodologyProfile",
     "PackArtifact",
+    "PaginationMeta",
     "ReadModel",
     "ReportPack",
     "ReportPackDetail",

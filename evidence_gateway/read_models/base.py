@@ -82,3 +82,11 @@ class ReadModel(BaseModel):
 def render_optional(model: type[ReadModel], obj: Any) -> dict[str, Any] | None:
     """``model.render(obj)``, or null where the related resource does not exist yet."""
     return None if obj is None else model.render(obj)
+
+
+class PaginationMeta(ReadModel):
+    """Where a page of a paginated list sits (``pagination`` beside ``data``)."""
+
+    page: int = Field(ge=1)
+    per_page: int = Field(ge=1, le=100)
+    total: int = Field(ge=0)

@@ -199,12 +199,9 @@ def _error() -> Schema:
     return obj({"error": string(description="Short message."), "details": details}, required=["error", "details"])
 
 
-def _pagination() -> Schema:
-    return obj({"page": integer(minimum=1), "per_page": integer(minimum=1, maximum=100), "total": integer(minimum=0)})
-
-
 # Response bodies: generated from the read models, so a field is declared once (read_models/).
 RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    read_models.PaginationMeta,
     read_models.Workspace,
     read_models.WorkspaceDetail,
     read_models.ImportBatch,
@@ -256,7 +253,6 @@ def read_model_schemas() -> dict[str, Schema]:
 def component_schemas() -> dict[str, Schema]:
     return {
         "ErrorResponse": _error(),
-        "PaginationMeta": _pagination(),
         "ShipmentRow": _shipment_row(),
         **read_model_schemas(),
     }
