@@ -199,3 +199,42 @@ async def test_rest_bodies_and_event_data_fit_their_read_models(api: Api, app: S
         row = (await session.execute(select(*models.Workspace.__table__.columns))).one()  # type: ignore[attr-defined]
     assert rm.Workspace.render(row) == rm.Workspace.render(entity)
     assert rm.Workspace.model_validate(row) == rm.Workspace.model_validate(entity)
+
+
+LINKS_QUERY = """
+query($id: UUID!) {
+  pack(id: $id) {
+    summaryPdfUrl auditTrailUrl ileapShipmentFootprintsUrl
+    artifacts { artifactType status fileUrl signedDownloadUrl }
+  }
+}"""
+
+
+async def test_links_only_once_generated_on_both_transports(api: Api) -> None:
+    ws = await create_workspace(api)
+    rows = [{"mode": "road", "distance_km": 120, "mass_tonnes": 2.5}]
+    await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1, "shipments": rows})
+    await api.post(f"/api/v2/workspaces/{ws['id']}/calculate", {})
+    # Queued (no background worker in tests): its artifacts stay pending, so no links anywhere.
+    queued = await api.post(f"/api/v2/workspaces/{ws['id']}/packs", headers={"Prefer": "respond-async"})
+    assert queued.status_code == 202, queued.text
+    pending = (await api.get(f"/api/v2/packs/{queued.json()['data']['id']}")).json()["data"]
+    assert {a["status"] for a in pending["artifacts"]} == {"pending"}
+    assert all(a["file_url"] is None and a["signed_download_url"] is None for a in pending["artifacts"])
+    assert all(pending[f"{kind.value}_url"] is None for kind in models.ArtifactType)
+    gql = (await api.gql(LINKS_QUERY, {"id": pending["id"]}))["data"]["pack"]
+    assert gql["summaryPdfUrl"] is None and gql["auditTrailUrl"] is None
+    assert all(a["fileUrl"] is None and a["signedDownloadUrl"] is None for a in gql["artifacts"])
+
+    generated = (await api.post(f"/api/v2/workspaces/{ws['id']}/packs")).json()["data"]
+    rest = (await api.get(f"/api/v2/packs/{generated['id']}")).json()["data"]
+    gql = (await api.gql(LINKS_QUERY, {"id": generated["id"]}))["data"]["pack"]
+    assert gql["summaryPdfUrl"] == rest["summary_pdf_url"] is not None
+    assert gql["ileapShipmentFootprintsUrl"] == rest["ileap_shipment_footprints_url"] is not None
+    assert [a["fileUrl"] for a in gql["artifacts"]] == [a["file_url"] for a in rest["artifacts"]]
+    assert all(a["signedDownloadUrl"] and a["signed_download_url"] for a in zip_artifacts(gql, rest))
+
+
+def zip_artifacts(gql: dict[str, Any], rest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each artifact's GraphQL and REST fields in one mapping (same order on both transports)."""
+    return [{**g, **r} for g, r in zip(gql["artifacts"], rest["artifacts"], strict=True)]
