@@ -55,5 +55,5 @@ class EventPage(ReadModel):
     def render_page(cls, page: Any) -> dict[str, Any]:
         return {
             "data": [Event.render(e) for e in page.items],
-            "pagination": {"next_cursor": page.next_cursor, "has_more": page.has_more},
+            "pagination": EventPagination.render(page),
         }
