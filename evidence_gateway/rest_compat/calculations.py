@@ -1,4 +1,4 @@
-"""/api/v2 calculation, quality and methodology-profile routes, and their serializers."""
+"""/api/v2 calculation, quality and methodology-profile routes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.representation import assessment_json, profile_json, run_json
+from evidence_gateway.read_models import (
+    CalculationResult,
+    CalculationRun,
+    CalculationRunDetail,
+    DataQualityAssessment,
+    MethodologyProfile,
+)
 from evidence_gateway.resolvers import calculations, methodology
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.rest_compat.http import caller, envelope
@@ -33,15 +39,8 @@ def _render_calculation(result: calculations.CalculationOutcome | calculations.Q
             "Location": location(ctx, f"/v2/calculation-runs/{result.run.id}"),
             "Preference-Applied": "respond-async",
         }
-        return envelope(run_json(result.run), status=202, headers=headers)
-    return envelope(
-        {
-            "workspace_id": result.workspace.id,
-            "status": result.workspace.status,
-            "calculation_run": run_json(result.run),
-            "quality_assessment": assessment_json(result.assessment),
-        }
-    )
+        return envelope(CalculationRun.render(result.run), status=202, headers=headers)
+    return envelope(CalculationResult.render_outcome(result))
 
 
 async def get_run(request: Request) -> Response:
@@ -49,19 +48,19 @@ async def get_run(request: Request) -> Response:
     ctx = await caller(request)
     run = await calculations.get_run(ctx, request.path_params["id"])
     assessment = await calculations.assessment_of_run(ctx, run.id)
-    return envelope({**(run_json(run) or {}), "quality_assessment": assessment_json(assessment)})
+    return envelope(CalculationRunDetail.render_detail(run, assessment))
 
 
 async def quality(request: Request) -> Response:
     """GET /v2/workspaces/{id}/quality: the latest assessment; 404 before the first run."""
     ctx = await caller(request)
-    return envelope(assessment_json(await calculations.get_quality(ctx, request.path_params["id"])))
+    return envelope(DataQualityAssessment.render(await calculations.get_quality(ctx, request.path_params["id"])))
 
 
 async def list_profiles(request: Request) -> Response:
     """GET /v2/methodology-profiles (extension): the seeded profiles, default first."""
     ctx = await caller(request)
-    return envelope([profile_json(p) for p in await methodology.list_profiles(ctx)])
+    return envelope([MethodologyProfile.render(p) for p in await methodology.list_profiles(ctx)])
 
 
 routes = [

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.representation import event_json
+from evidence_gateway.read_models import EventPage
 from evidence_gateway.resolvers import events
 from evidence_gateway.rest_compat.http import JSONResponse, caller
 
@@ -16,12 +16,7 @@ async def list_events(request: Request) -> Response:
     ctx = await caller(request)
     query = request.query_params
     page = await events.list_events(ctx, query.get("after"), query.get("limit"))
-    return JSONResponse(
-        {
-            "data": [event_json(e) for e in page.items],
-            "pagination": {"next_cursor": page.next_cursor, "has_more": page.has_more},
-        }
-    )
+    return JSONResponse(EventPage.render_page(page))
 
 
 routes = [Route("/v2/events", list_events, methods=["GET"])]

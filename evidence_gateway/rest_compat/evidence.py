@@ -7,7 +7,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.models import EvidenceItem
-from evidence_gateway.representation import evidence_item_json
+from evidence_gateway.read_models import EvidenceItem as EvidenceItemOut
 from evidence_gateway.resolvers import evidence
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
@@ -20,7 +20,7 @@ async def create_evidence_item(request: Request) -> Response:
 
     def render(item: EvidenceItem, ctx: Ctx) -> Response:
         headers = {"Location": location(ctx, f"/v2/evidence-items/{item.id}")}
-        return envelope(evidence_item_json(item), status=201, headers=headers)
+        return envelope(EvidenceItemOut.render(item), status=201, headers=headers)
 
     return await write(request, evidence.create_evidence_item, render)
 
@@ -31,13 +31,13 @@ async def list_evidence_items(request: Request) -> Response:
     query = request.query_params
     params = page_params(query.get("page"), query.get("per_page"))
     page = await evidence.list_evidence_items(ctx, params, query.get("workspace_id"))
-    return paginated(page, evidence_item_json)
+    return paginated(page, EvidenceItemOut.render)
 
 
 async def get_evidence_item(request: Request) -> Response:
     """GET /v2/evidence-items/{id} (extension)."""
     ctx = await caller(request)
-    return envelope(evidence_item_json(await evidence.get_evidence_item(ctx, request.path_params["id"])))
+    return envelope(EvidenceItemOut.render(await evidence.get_evidence_item(ctx, request.path_params["id"])))
 
 
 routes = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from starlette.requests import Request
@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 from evidence_gateway.auth import authenticate
 from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.read_models import PaginationMeta
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page
@@ -46,11 +47,7 @@ def paginated(page: Page[T], serialize: Serializer[T], headers: Mapping[str, str
     return JSONResponse(
         {
             "data": [serialize(item) for item in page.items],
-            "pagination": {"page": page.page, "per_page": page.per_page, "total": page.total},
+            "pagination": PaginationMeta.render(page),
         },
         headers=headers,
     )
-
-
-def pick(obj: Any, fields: Iterable[str]) -> dict[str, Any]:
-    return {f: getattr(obj, f) for f in fields}

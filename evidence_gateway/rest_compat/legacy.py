@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.errors import DomainError
-from evidence_gateway.representation import legacy_report_json
+from evidence_gateway.read_models import LegacyReport
 from evidence_gateway.resolvers import legacy
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
@@ -48,20 +47,6 @@ def deprecation_headers(settings: Settings) -> dict[str, str]:
     return headers
 
 
-def legacy_json(view: legacy.LegacyReportView, base_url: str) -> dict[str, Any]:
-    base = base_url.rstrip("/")
-    ws, pack = view.successor_workspace_id, view.successor_report_pack_id
-    return {
-        **legacy_report_json(view.report),
-        "successor": {
-            "workspace_id": ws,
-            "workspace_url": f"{base}/api/v2/workspaces/{ws}" if ws else None,
-            "report_pack_id": pack,
-            "report_pack_url": f"{base}/api/v2/packs/{pack}" if pack else None,
-        },
-    }
-
-
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -89,7 +74,7 @@ async def list_reports(request: Request) -> Response:
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
     base = ctx.settings.public_base_url
-    return paginated(await legacy.list_legacy_reports(ctx, params), lambda v: legacy_json(v, base))
+    return paginated(await legacy.list_legacy_reports(ctx, params), lambda v: LegacyReport.render_view(v, base))
 
 
 @with_deprecation
@@ -97,7 +82,7 @@ async def get_report(request: Request) -> Response:
     """GET /v1/reports/{id} (deprecated): detail with successor links; 404 unknown/other organisation."""
     ctx = await caller(request)
     view = await legacy.get_legacy_report(ctx, request.path_params["id"])
-    return envelope(legacy_json(view, ctx.settings.public_base_url))
+    return envelope(LegacyReport.render_view(view, ctx.settings.public_base_url))
 
 
 routes = [

@@ -22,7 +22,6 @@ from evidence_gateway.models import (
     AttachmentScope,
     EvidenceType,
     VerificationStatus,
-    WorkspaceStatus,
 )
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
@@ -229,17 +228,6 @@ def _calculate() -> Schema:
             "assumptions_snapshot": free_object("Assumptions recorded with the run."),
         },
         required=[],
-    )
-
-
-def _calculate_result() -> Schema:
-    return obj(
-        {
-            "workspace_id": uuid_(),
-            "status": enum(WorkspaceStatus, description="Workspace status after the run."),
-            "calculation_run": ref("CalculationRun"),
-            "quality_assessment": ref("DataQualityAssessment"),
-        }
     )
 
 
@@ -557,7 +545,7 @@ def paths() -> dict[str, Any]:
             "post": operation(
                 "calculateWorkspace",
                 "Create a calculation run and its data-quality assessment",
-                (200, data_envelope(_calculate_result()), "The run and its assessment."),
+                (200, data_envelope(ref("CalculationResult")), "The run and its assessment."),
                 (*BODY_ERRORS, 404, 409, 412),
                 tag="calculations",
                 params=[ws, IF_MATCH, PREFER],

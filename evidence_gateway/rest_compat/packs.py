@@ -1,31 +1,25 @@
-"""/api/v2 packs, artifacts, approvals and downloads: parse -> resolver -> envelope; serializers."""
+"""/api/v2 packs, artifacts, approvals and downloads: parse -> resolver -> envelope."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from evidence_gateway import signing
-from evidence_gateway.representation import approval_json, artifact_json, assessment_json, pack_json, run_json
+from evidence_gateway.read_models import (
+    ApprovalAction,
+    ApprovalActionResult,
+    PackArtifact,
+    ReportPack,
+    ReportPackDetail,
+)
 from evidence_gateway.resolvers import approvals, packs
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.packs import CONTENT_CHUNK, PackDetail
+from evidence_gateway.resolvers.packs import CONTENT_CHUNK
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write
-from evidence_gateway.settings import Settings
-
-
-def pack_detail_json(detail: PackDetail, settings: Settings) -> dict[str, Any]:
-    return {
-        **pack_json(detail.pack, detail.artifacts, settings),
-        "calculation_run": run_json(detail.calculation_run),
-        "quality_assessment": assessment_json(detail.quality_assessment),
-        "artifacts": [artifact_json(a, settings) for a in detail.artifacts],
-    }
 
 
 async def generate_pack(request: Request) -> Response:
@@ -36,7 +30,7 @@ async def generate_pack(request: Request) -> Response:
 
     def render(result: packs.GeneratedPack | packs.QueuedPack, ctx: Ctx) -> Response:
         headers = {"Location": location(ctx, f"/v2/packs/{result.pack.id}"), "ETag": etag(result.pack)}
-        body = pack_json(result.pack, result.artifacts, ctx.settings)
+        body = ReportPack.render_linked(result.pack, result.artifacts, ctx.settings)
         if isinstance(result, packs.QueuedPack):
             return envelope(body, status=202, headers={**headers, "Preference-Applied": "respond-async"})
         return envelope(body, status=201, meta=result.meta, headers=headers)
@@ -51,14 +45,14 @@ async def get_pack(request: Request) -> Response:
     """GET /v2/packs/{id}: pack + calculation_run, quality_assessment, artifacts; ETag for If-Match."""
     ctx = await caller(request)
     detail = await packs.get_pack_detail(ctx, request.path_params["id"])
-    return envelope(pack_detail_json(detail, ctx.settings), headers={"ETag": etag(detail.pack)})
+    return envelope(ReportPackDetail.render_detail(detail, ctx.settings), headers={"ETag": etag(detail.pack)})
 
 
 async def list_artifacts(request: Request) -> Response:
     """GET /v2/packs/{id}/artifacts: each with a fresh signed download URL."""
     ctx = await caller(request)
     artifacts = await packs.list_artifacts(ctx, request.path_params["id"])
-    return envelope([artifact_json(a, ctx.settings) for a in artifacts])
+    return envelope([PackArtifact.render_linked(a, ctx.settings) for a in artifacts])
 
 
 async def record_approval(request: Request) -> Response:
@@ -66,12 +60,7 @@ async def record_approval(request: Request) -> Response:
 
     def render(result: approvals.ApprovalResult, ctx: Ctx) -> Response:
         return envelope(
-            {
-                "reportPackId": result.report_pack_id,
-                "workspaceId": result.workspace_id,
-                "statusBefore": result.status_before,
-                "statusAfter": result.status_after,
-            },
+            ApprovalActionResult.render(result),
             status=201,
             headers={"Location": location(ctx, f"/v2/approvals/{result.action.id}")},
         )
@@ -83,7 +72,7 @@ async def record_approval(request: Request) -> Response:
 async def get_approval(request: Request) -> Response:
     """GET /v2/approvals/{id} (extension): one recorded approval action."""
     ctx = await caller(request)
-    return envelope(approval_json(await approvals.get_approval(ctx, request.path_params["id"])))
+    return envelope(ApprovalAction.render(await approvals.get_approval(ctx, request.path_params["id"])))
 
 
 def _etag_matches(header: str | None, etag: str) -> bool:

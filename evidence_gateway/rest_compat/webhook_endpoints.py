@@ -3,15 +3,15 @@ rotation and hand retries."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.errors import UpstreamFailed
 from evidence_gateway.models import WebhookDelivery, WebhookEndpoint
-from evidence_gateway.representation import delivery_json, webhook_endpoint_json
+from evidence_gateway.read_models import WebhookDelivery as DeliveryOut
+from evidence_gateway.read_models import WebhookEndpoint as EndpointOut
+from evidence_gateway.read_models import WebhookEndpointWithSecret
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
@@ -19,16 +19,12 @@ from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, pa
 from evidence_gateway.rest_compat.writes import location, write
 
 
-def with_secret(result: endpoints.EndpointWithSecret) -> dict[str, Any]:
-    return {**webhook_endpoint_json(result.endpoint), "secret": result.secret}
-
-
 async def create_endpoint(request: Request) -> Response:
     """POST /v2/webhook-endpoints: 201 with the endpoint and its secret (shown this once)."""
 
     def render(result: endpoints.EndpointWithSecret, ctx: Ctx) -> Response:
         headers = {"Location": location(ctx, f"/v2/webhook-endpoints/{result.endpoint.id}")}
-        return envelope(with_secret(result), status=201, headers=headers)
+        return envelope(WebhookEndpointWithSecret.render_with_secret(result), status=201, headers=headers)
 
     return await write(request, endpoints.create_endpoint, render)
 
@@ -37,12 +33,12 @@ async def list_endpoints(request: Request) -> Response:
     """GET /v2/webhook-endpoints: newest first."""
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await endpoints.list_endpoints(ctx, params), webhook_endpoint_json)
+    return paginated(await endpoints.list_endpoints(ctx, params), EndpointOut.render)
 
 
 async def get_endpoint(request: Request) -> Response:
     ctx = await caller(request)
-    return envelope(webhook_endpoint_json(await endpoints.get_endpoint(ctx, request.path_params["id"])))
+    return envelope(EndpointOut.render(await endpoints.get_endpoint(ctx, request.path_params["id"])))
 
 
 async def update_endpoint(request: Request) -> Response:
@@ -50,7 +46,7 @@ async def update_endpoint(request: Request) -> Response:
     endpoint_id = request.path_params["id"]
 
     def render(endpoint: WebhookEndpoint, _ctx: Ctx) -> Response:
-        return envelope(webhook_endpoint_json(endpoint))
+        return envelope(EndpointOut.render(endpoint))
 
     return await write(request, lambda ctx, body: endpoints.update_endpoint(ctx, endpoint_id, body), render)
 
@@ -72,7 +68,7 @@ async def rotate_secret(request: Request) -> Response:
     endpoint_id = request.path_params["id"]
 
     def render(result: endpoints.EndpointWithSecret, _ctx: Ctx) -> Response:
-        return envelope(with_secret(result))
+        return envelope(WebhookEndpointWithSecret.render_with_secret(result))
 
     return await write(
         request, lambda ctx, _body: endpoints.rotate_secret(ctx, endpoint_id), render, body_required=False
@@ -84,7 +80,7 @@ async def list_deliveries(request: Request) -> Response:
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
     page = await endpoints.list_endpoint_deliveries(ctx, request.path_params["id"], params)
-    return paginated(page, delivery_json)
+    return paginated(page, DeliveryOut.render)
 
 
 async def retry_delivery(request: Request) -> Response:
@@ -94,9 +90,9 @@ async def retry_delivery(request: Request) -> Response:
 
     def render(attempt: WebhookDelivery, _ctx: Ctx) -> Response:
         if not attempt.delivered:
-            failed = UpstreamFailed("webhook endpoint did not accept the delivery", **delivery_json(attempt))
+            failed = UpstreamFailed("webhook endpoint did not accept the delivery", **DeliveryOut.render(attempt))
             return JSONResponse(failed.body(), status_code=failed.status)
-        return envelope(delivery_json(attempt))
+        return envelope(DeliveryOut.render(attempt))
 
     return await write(
         request, lambda ctx, _body: endpoints.retry_delivery(ctx, delivery_id), render, body_required=False

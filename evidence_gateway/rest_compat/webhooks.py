@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.errors import UpstreamFailed
-from evidence_gateway.representation import delivery_json
+from evidence_gateway.read_models import WebhookDelivery, WebhookTestResult
 from evidence_gateway.resolvers import webhooks
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated, pick
+from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
 from evidence_gateway.rest_compat.writes import write
-
-RESULT_FIELDS = ("delivered", "target_url", "event_type", "http_status", "response_excerpt", "payload")
-# Extensions: why it failed, the webhook-id header sent, the stored delivery record.
-RESULT_EXTENSIONS = ("error", "webhook_id", "delivery_id")
-
-
-def result_json(result: webhooks.WebhookTestResult) -> dict[str, Any]:
-    return pick(result, RESULT_FIELDS + RESULT_EXTENSIONS)
 
 
 async def webhook_test(request: Request) -> Response:
@@ -30,9 +20,11 @@ async def webhook_test(request: Request) -> Response:
 
     def render(result: webhooks.WebhookTestResult, _ctx: Ctx) -> Response:
         if not result.delivered:
-            failed = UpstreamFailed("webhook target did not accept the test request", **result_json(result))
+            failed = UpstreamFailed(
+                "webhook target did not accept the test request", **WebhookTestResult.render(result)
+            )
             return JSONResponse(failed.body(), status_code=failed.status)
-        return envelope(result_json(result))
+        return envelope(WebhookTestResult.render(result))
 
     return await write(request, webhooks.send_test_webhook, render)
 
@@ -41,7 +33,7 @@ async def list_deliveries(request: Request) -> Response:
     """GET /v2/webhooks/deliveries (extension): every recorded attempt, newest first."""
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await webhooks.list_webhook_deliveries(ctx, params), delivery_json)
+    return paginated(await webhooks.list_webhook_deliveries(ctx, params), WebhookDelivery.render)
 
 
 routes = [

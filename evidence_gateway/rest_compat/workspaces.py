@@ -7,13 +7,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.models import ImportBatch, Workspace
-from evidence_gateway.representation import import_batch_json, workspace_json
+from evidence_gateway.read_models import ImportBatch as ImportBatchOut
+from evidence_gateway.read_models import Workspace as WorkspaceOut
+from evidence_gateway.read_models import WorkspaceDetail
 from evidence_gateway.resolvers import imports, workspace_detail, workspaces
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope, paginated
-from evidence_gateway.rest_compat.serializers import workspace_detail_json
 from evidence_gateway.rest_compat.writes import location, write
 
 
@@ -21,7 +22,7 @@ async def list_workspaces(request: Request) -> Response:
     """GET /v2/workspaces: the caller's workspaces, newest first."""
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await workspaces.list_workspaces(ctx, params), workspace_json)
+    return paginated(await workspaces.list_workspaces(ctx, params), WorkspaceOut.render)
 
 
 async def create_workspace(request: Request) -> Response:
@@ -29,7 +30,7 @@ async def create_workspace(request: Request) -> Response:
 
     def render(workspace: Workspace, ctx: Ctx) -> Response:
         headers = {"Location": location(ctx, f"/v2/workspaces/{workspace.id}"), "ETag": etag(workspace)}
-        return envelope(workspace_json(workspace), status=201, headers=headers)
+        return envelope(WorkspaceOut.render(workspace), status=201, headers=headers)
 
     return await write(request, workspaces.create_workspace, render)
 
@@ -38,7 +39,7 @@ async def get_workspace(request: Request) -> Response:
     """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment; ETag for If-Match."""
     ctx = await caller(request)
     detail = await workspace_detail.get_workspace_detail(ctx, request.path_params["id"])
-    return envelope(workspace_detail_json(detail, ctx.settings), headers={"ETag": etag(detail.workspace)})
+    return envelope(WorkspaceDetail.render_detail(detail, ctx.settings), headers={"ETag": etag(detail.workspace)})
 
 
 async def register_import(request: Request) -> Response:
@@ -46,7 +47,7 @@ async def register_import(request: Request) -> Response:
 
     def render(batch: ImportBatch, ctx: Ctx) -> Response:
         return envelope(
-            import_batch_json(batch), status=201, headers={"Location": location(ctx, f"/v2/imports/{batch.id}")}
+            ImportBatchOut.render(batch), status=201, headers={"Location": location(ctx, f"/v2/imports/{batch.id}")}
         )
 
     workspace_id = request.path_params["id"]
@@ -58,7 +59,7 @@ async def register_import(request: Request) -> Response:
 async def get_import(request: Request) -> Response:
     """GET /v2/imports/{id} (extension): one registered import batch."""
     ctx = await caller(request)
-    return envelope(import_batch_json(await imports.get_import(ctx, request.path_params["id"])))
+    return envelope(ImportBatchOut.render(await imports.get_import(ctx, request.path_params["id"])))
 
 
 routes = [

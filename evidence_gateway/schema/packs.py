@@ -9,15 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway import signing
 from evidence_gateway.models import (
     ApprovalAction,
-    ArtifactStatus,
     ArtifactType,
     PackArtifact,
     PackStatus,
     ReportPack,
 )
+from evidence_gateway.read_models import packs as links
 from evidence_gateway.resolvers import approvals, calculations, connections, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
@@ -52,15 +51,11 @@ class PackArtifactType:
 
     @strawberry.field(description="Stable download link; needs the Bearer key of the organisation.")
     def file_url(self, info: GqlInfo) -> str | None:
-        if self.status != ArtifactStatus.generated:
-            return None
-        return signing.file_url(info.context.settings, self.id)
+        return links.file_url(self, info.context.settings)
 
     @strawberry.field(description="Time-limited download link that needs no key (HMAC-signed, default 15 min).")
     def signed_download_url(self, info: GqlInfo) -> str | None:
-        if self.status != ArtifactStatus.generated:
-            return None
-        return signing.signed_download_url(info.context.settings, self.id)
+        return links.signed_download_url(self, info.context.settings)
 
 
 @strawberry.type(name="ApprovalAction", description="A recorded approval action: who, when, before and after.")
@@ -78,10 +73,7 @@ class ApprovalActionRecord:
 
 async def _artifact_url(info: GqlInfo, pack_id: uuid.UUID, kind: ArtifactType) -> str | None:
     artifacts = await info.context.loader(packs.artifacts_by_pack_ids, default=[]).load(pack_id)
-    for a in artifacts:
-        if a.artifact_type == kind.value and a.status == ArtifactStatus.generated.value:
-            return signing.file_url(info.context.settings, a.id)
-    return None
+    return links.pack_file_urls(artifacts, info.context.settings)[kind]
 
 
 @strawberry.type(name="ReportPack", description="A versioned evidence pack: nine artifacts built from one run.")

@@ -11,7 +11,7 @@ import strawberry
 from strawberry.types import Info
 
 from evidence_gateway.models import WebhookEndpoint
-from evidence_gateway.representation import endpoint_status
+from evidence_gateway.read_models.webhooks import endpoint_status
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null

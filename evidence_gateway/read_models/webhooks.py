@@ -1,0 +1,94 @@
+"""Registered webhook endpoints, recorded delivery attempts and the webhook test's answer."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri, ext
+
+EndpointStatus = Literal["healthy", "failing", "disabled"]
+
+
+def endpoint_status(endpoint: Any) -> EndpointStatus:
+    """disabled (by its owner or after days of failures), failing (since its last failed attempt), healthy."""
+    if not endpoint.enabled:
+        return "disabled"
+    return "failing" if endpoint.failing_since is not None else "healthy"
+
+
+class WebhookEndpoint(ReadModel):
+    """A registered receiver of the organisation's events (docs/webhooks.md). Never shows its secret."""
+
+    internal = frozenset({"org_id", "api_key_id", "secret", "previous_secret", "event_cursor"})
+    model_config = ConfigDict(json_schema_extra=EXTENSION)
+    derived = frozenset({"status"})
+
+    id: uuid.UUID
+    url: Uri
+    description: str = Field(max_length=500)
+    event_types: list[str] = Field(description="Event types sent; empty: every type.")
+    enabled: bool
+    status: EndpointStatus
+    failing_since: datetime | None = Field(description="First failed attempt since the last success.")
+    disabled_reason: str | None
+    previous_secret_expires_at: datetime | None = Field(
+        description="Until then the secret replaced by the last rotation also signs."
+    )
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def derive(cls, obj: Any) -> dict[str, Any]:
+        return {"status": endpoint_status(obj)}
+
+
+class WebhookEndpointWithSecret(WebhookEndpoint):
+    """An endpoint with its signing secret."""
+
+    secret: str = Field(pattern="^whsec_", description="Shown only by create and rotate.")
+
+    @classmethod
+    def render_with_secret(cls, result: Any) -> dict[str, Any]:
+        return {**WebhookEndpoint.render(result.endpoint), "secret": result.secret}
+
+
+class WebhookDelivery(ReadModel):
+    """A recorded webhook attempt: a test, or one try of an event to a registered endpoint."""
+
+    internal = frozenset({"message_id"})
+    model_config = ConfigDict(json_schema_extra=EXTENSION)
+
+    id: uuid.UUID
+    org_id: uuid.UUID
+    webhook_id: str
+    target_url: str
+    event_type: str
+    delivered: bool
+    http_status: int | None
+    error: str | None
+    response_excerpt: str
+    payload: dict[str, Any] = Field(description="The payload that was sent.")
+    api_key_id: uuid.UUID | None
+    created_at: datetime
+    endpoint_id: uuid.UUID | None = ext("The registered endpoint; null for a bare test URL.")
+    event_id: uuid.UUID | None = ext("The event sent (also the webhook-id header).")
+    attempt: int | None = ext("1 for the first try of an event, 2 …", ge=1)
+    duration_ms: int | None = ext("How long the attempt took.", ge=0)
+
+
+class WebhookTestResult(ReadModel):
+    """What a webhook test sent and how the target answered."""
+
+    delivered: bool
+    target_url: Uri
+    event_type: str
+    http_status: int | None = Field(description="Status returned by the target; null if none answered.")
+    response_excerpt: str
+    payload: dict[str, Any] = Field(description="The payload that was sent.")
+    error: str | None = ext("Why the delivery failed (connection, timeout, non-2xx).")
+    webhook_id: str = ext("The `webhook-id` header sent (Standard Webhooks).")
+    delivery_id: uuid.UUID = ext("The stored delivery record.")
