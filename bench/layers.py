@@ -178,7 +178,7 @@ def product(url: str, **env: str) -> Any:
     for name, value in env.items():
         os.environ[name] = value
     try:
-        settings = Settings(database_url=url, background_work=False, dispatcher=False)
+        settings = Settings(database_url=url)  # as served: the dispatcher and the worker run
     finally:
         for name in env:
             del os.environ[name]

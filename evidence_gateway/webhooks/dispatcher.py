@@ -23,7 +23,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlmodel import col
 
 from evidence_gateway import wakeups
@@ -44,6 +44,23 @@ RECORD_BATCH = 200
 POLL_SECONDS = 1.0
 # After a wake-up, how long to let further commits gather: one round then serves many events.
 GATHER_SECONDS = 0.01
+
+
+# The two reads of every round, woken by every commit with events: built once, read as rows
+# (on SQLite through the reader thread, off the write path's connection).
+_HEAD = select(func.max(Event.sequence)).where(col(Event.org_id) == col(WebhookEndpoint.org_id)).scalar_subquery()
+_BEHIND = select(col(WebhookEndpoint.id)).where(col(WebhookEndpoint.enabled), col(WebhookEndpoint.event_cursor) < _HEAD)
+_ANY_DUE = (
+    select(col(WebhookMessage.id))
+    .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
+    .where(
+        col(WebhookMessage.status) == MessageStatus.pending.value,
+        col(WebhookMessage.next_attempt_at) <= bindparam("now"),
+        or_(col(WebhookMessage.claimed_until).is_(None), col(WebhookMessage.claimed_until) < bindparam("now")),
+        col(WebhookEndpoint.enabled),
+    )
+    .limit(1)
+)
 
 
 class Dispatcher:
@@ -115,18 +132,7 @@ class Dispatcher:
     async def fan_out(self) -> int:
         """Messages for every event enabled endpoints have not seen yet, the first ones claimed
         and sent at once (no second transaction to claim them); returns events consumed."""
-        head = (
-            select(func.max(Event.sequence)).where(col(Event.org_id) == col(WebhookEndpoint.org_id)).scalar_subquery()
-        )
-        async with self.db.read() as session:
-            behind = (
-                await session.execute(
-                    select(col(WebhookEndpoint.id)).where(
-                        col(WebhookEndpoint.enabled), col(WebhookEndpoint.event_cursor) < head
-                    )
-                )
-            ).scalars()
-            endpoint_ids = list(behind)
+        endpoint_ids = [row[0] for row in await self.db.fetch(_BEHIND, {})]
         consumed = 0
         for endpoint_id in endpoint_ids:
             count, jobs = await self._fan_out_one(endpoint_id, self._room())
@@ -250,9 +256,8 @@ class Dispatcher:
             .limit(limit)
         )
         # Look before locking: on SQLite a write transaction would take the one write lock.
-        async with self.db.read() as session:
-            if not (await session.execute(due.limit(1))).first():
-                return []
+        if not await self.db.fetch(_ANY_DUE, {"now": now}):
+            return []
         if not self.db.is_sqlite:
             due = due.with_for_update(skip_locked=True, of=WebhookMessage)
         until = now + timedelta(seconds=self.settings.webhook_claim_seconds)
