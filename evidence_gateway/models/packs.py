@@ -110,12 +110,32 @@ class PackArtifact(SQLModel, table=True):
 
 
 class ArtifactContent(SQLModel, table=True):
-    """The bytes, apart from the metadata, so listing artifacts never loads files."""
+    """The bytes on SQLite, apart from the metadata, so listing artifacts never loads files.
+
+    One BLOB per file, written and read a slice at a time through SQLite's incremental blob I/O
+    (sqlite_blobs.py). On PostgreSQL this table stays empty: see
+    ArtifactContentChunk.
+    """
 
     __tablename__ = "artifact_content"
 
     artifact_id: uuid.UUID = Field(foreign_key="pack_artifact.id", primary_key=True)
     content: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class ArtifactContentChunk(SQLModel, table=True):
+    """The bytes on PostgreSQL: a file as consecutive slices, ``seq`` 0, 1, 2, ...
+
+    PostgreSQL has no incremental writes into one bytea value and its driver holds a bound
+    value whole (plus a copy in its send buffer), so a 50 MB file stored as one value cost
+    over 100 MB; slices are written and read one at a time (migration 0008). Empty on SQLite.
+    """
+
+    __tablename__ = "artifact_content_chunk"
+
+    artifact_id: uuid.UUID = Field(foreign_key="pack_artifact.id", primary_key=True)
+    seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
 class ApprovalAction(SQLModel, table=True):

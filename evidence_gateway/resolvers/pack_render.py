@@ -1,16 +1,18 @@
 """Rendering a pack's artifacts and storing them, with the shipment rows streamed from the database.
 
 The rows are read once, in keyset pages, by one producer thread and handed page by page to the
-three renderers that list them (CSV, XLSX, JSON), each in its own thread behind a small bounded
-queue: at most a few pages are in memory at any time, shared by the three. Finished files spill
-to temporary files and are stored one at a time, each in its own short write transaction, so no
-write lock is held while anything renders.
+renderers that list them (CSV, XLSX, JSON, iLEAP), each in its own thread behind a small
+bounded queue: at most a few pages are in memory at any time, shared by them. Finished files
+spill to temporary files and are stored one at a time, each in its own short write transaction,
+so no write lock is held while anything renders. A file is copied into the database a slice at
+a time (SQLite: incremental blob writes; PostgreSQL: one row per slice), never held whole.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import queue
 import tempfile
 import threading
@@ -19,16 +21,18 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway import checkpoints
+from evidence_gateway import checkpoints, sqlite_blobs
 from evidence_gateway.artifacts import SPECS, ArtifactSpec
 from evidence_gateway.artifacts.data import PackData, ShipmentLine
 from evidence_gateway.errors import Conflict
 from evidence_gateway.leases import NODE_ID
 from evidence_gateway.models import (
     ArtifactContent,
+    ArtifactContentChunk,
     ArtifactStatus,
     PackArtifact,
     ReportPack,
@@ -40,6 +44,8 @@ from evidence_gateway.timeutil import utcnow
 
 ROW_CHUNK = 2_000
 SPOOL_BYTES = 1024 * 1024
+# Bytes per stored row on PostgreSQL (ArtifactContentChunk): the driver holds one at a time.
+CHUNK_BYTES = 1024 * 1024
 QUEUE_PAGES = 2
 _POLL_SECONDS = 0.05
 _END = object()
@@ -177,8 +183,12 @@ def _render_file(spec: ArtifactSpec, data: PackData, rows: Iterator[ShipmentLine
 
 async def _store(ctx: Ctx, artifact: PackArtifact, out: IO[bytes], digest: str) -> None:
     """Store one file, only while this node still holds the pack's lease: once the sweeper has
-    failed the pack, a late file must not make one of its artifacts readable again."""
-    content = await asyncio.to_thread(out.read)
+    failed the pack, a late file must not make one of its artifacts readable again.
+
+    The bytes go in a slice at a time within the one transaction that also marks the artifact
+    generated, so a file is either all there and readable or not there at all.
+    """
+    size = await asyncio.to_thread(_size_of, out)
     async with ctx.db.write() as session:
         held = await session.execute(
             update(ReportPack)
@@ -191,18 +201,43 @@ async def _store(ctx: Ctx, artifact: PackArtifact, out: IO[bytes], digest: str) 
                 reason="interrupted",
                 pack_id=str(artifact.report_pack_id),
             )
-        session.add(ArtifactContent(artifact_id=artifact.id, content=content))
+        if ctx.db.is_sqlite:
+            await _store_blob(session, artifact.id, out, size)
+        else:
+            await _store_chunks(session, artifact.id, out)
         await session.execute(
             update(PackArtifact)
             .where(col(PackArtifact.id) == artifact.id)
             .values(
                 status=ArtifactStatus.generated.value,
                 content_sha256=digest,
-                size_bytes=len(content),
+                size_bytes=size,
                 generated_at=utcnow(),
             )
         )
     await checkpoints.reached(checkpoints.PACK_ARTIFACT_STORED, ctx.settings.pause_at)
+
+
+def _size_of(out: IO[bytes]) -> int:
+    size = out.seek(0, os.SEEK_END)
+    out.seek(0)
+    return size
+
+
+async def _store_blob(session: AsyncSession, artifact_id: uuid.UUID, out: IO[bytes], size: int) -> None:
+    """SQLite: a zero-filled BLOB of the final size, then filled slice by slice in place."""
+    table = ArtifactContent.__table__  # type: ignore[attr-defined]
+    inserted = await session.execute(table.insert().values(artifact_id=artifact_id, content=func.zeroblob(size)))
+    await sqlite_blobs.fill(session, table.name, "content", inserted.lastrowid, out, size)  # type: ignore[attr-defined]
+
+
+async def _store_chunks(session: AsyncSession, artifact_id: uuid.UUID, out: IO[bytes]) -> None:
+    """PostgreSQL: one row per slice, in order."""
+    table = ArtifactContentChunk.__table__  # type: ignore[attr-defined]
+    seq = 0
+    while block := await asyncio.to_thread(out.read, CHUNK_BYTES):
+        await session.execute(table.insert().values(artifact_id=artifact_id, seq=seq, data=block))
+        seq += 1
 
 
 def _pages(

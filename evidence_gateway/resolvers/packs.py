@@ -29,7 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway import checkpoints
+from evidence_gateway import checkpoints, sqlite_blobs
 from evidence_gateway.artifacts import SPECS, pack_hash
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
@@ -37,6 +37,7 @@ from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     ApprovalAction,
     ArtifactContent,
+    ArtifactContentChunk,
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
@@ -402,6 +403,7 @@ async def fail_pack(
         return False
     artifact_ids = select(col(PackArtifact.id)).where(col(PackArtifact.report_pack_id) == pack_id)
     await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
+    await session.execute(delete(ArtifactContentChunk).where(col(ArtifactContentChunk.artifact_id).in_(artifact_ids)))
     await session.execute(
         update(PackArtifact)
         .where(col(PackArtifact.report_pack_id) == pack_id)
@@ -515,8 +517,37 @@ async def artifact_for_download(ctx: Ctx | None, db: Any, artifact_id: Any) -> P
 CONTENT_CHUNK = 1024 * 1024
 
 
-async def read_content(db: Any, artifact: PackArtifact, offset: int, length: int) -> bytes:
-    """One slice of the stored bytes (SQL substr works on BLOB and bytea alike; 1-based)."""
+def _gone(artifact: PackArtifact) -> NotFound:
+    return NotFound("artifact content not found", resource="pack_artifact", id=str(artifact.id))
+
+
+async def read_small(db: Any, artifact: PackArtifact) -> bytes:
+    """A file of at most CONTENT_CHUNK bytes, whole."""
+    async with db.read() as session:
+        if db.is_sqlite:
+            value = (
+                await session.execute(
+                    select(ArtifactContent.content).where(col(ArtifactContent.artifact_id) == artifact.id)
+                )
+            ).scalar_one_or_none()
+            if value is None:
+                raise _gone(artifact)
+            return bytes(value)
+        pieces = (
+            await session.execute(
+                select(ArtifactContentChunk.data)
+                .where(col(ArtifactContentChunk.artifact_id) == artifact.id)
+                .order_by(col(ArtifactContentChunk.seq))
+            )
+        ).scalars()
+        content = b"".join(pieces)
+    if len(content) != (artifact.size_bytes or 0):
+        raise _gone(artifact)
+    return content
+
+
+async def _substr(db: Any, artifact: PackArtifact, offset: int, length: int) -> bytes:
+    """One slice of a SQLite BLOB by SQL (1-based), for in-memory databases blob handles cannot open."""
     async with db.read() as session:
         value = (
             await session.execute(
@@ -526,35 +557,52 @@ async def read_content(db: Any, artifact: PackArtifact, offset: int, length: int
             )
         ).scalar_one_or_none()
     if value is None:
-        raise NotFound("artifact content not found", resource="pack_artifact", id=str(artifact.id))
+        raise _gone(artifact)
+    return bytes(value)
+
+
+async def _chunk(db: Any, artifact: PackArtifact, seq: int) -> bytes:
+    async with db.read() as session:
+        value = (
+            await session.execute(
+                select(ArtifactContentChunk.data).where(
+                    col(ArtifactContentChunk.artifact_id) == artifact.id, col(ArtifactContentChunk.seq) == seq
+                )
+            )
+        ).scalar_one_or_none()
+    if value is None:
+        raise _gone(artifact)
     return bytes(value)
 
 
 def content_chunks(db: Any, artifact: PackArtifact) -> Callable[[], Any]:
-    """An async generator factory over the content, one megabyte at a time. On SQLite through
-    incremental blob reads (sqlite_blobs.py): substr() there loads the whole file per slice."""
+    """An async generator factory over the content, one slice at a time: on a SQLite file through
+    incremental blob reads (sqlite_blobs.py; substr() there loads the whole file per slice), on
+    PostgreSQL one stored slice (ArtifactContentChunk) per query."""
+    size = artifact.size_bytes or 0
     if db.is_sqlite and db.engine.url.database not in (None, "", ":memory:"):
-        from evidence_gateway import sqlite_blobs
-
         return lambda: sqlite_blobs.chunks(
             db.engine.url.database,
             ArtifactContent.__tablename__,
             "content",
             "artifact_id",
             artifact.id,
-            artifact.size_bytes or 0,
+            size,
             sqlite_blobs.STREAM_CHUNK,
         )
 
     async def chunks() -> Any:
-        size = artifact.size_bytes or 0
-        offset = 0
+        offset = seq = 0
         while offset < size:
-            piece = await read_content(db, artifact, offset, min(CONTENT_CHUNK, size - offset))
+            if db.is_sqlite:
+                piece = await _substr(db, artifact, offset, min(CONTENT_CHUNK, size - offset))
+            else:
+                piece = await _chunk(db, artifact, seq)
             if not piece:
                 break
             yield piece
             offset += len(piece)
+            seq += 1
 
     return chunks
 

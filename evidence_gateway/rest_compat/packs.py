@@ -113,9 +113,9 @@ async def download_artifact(request: Request) -> Response:
     size = artifact.size_bytes or 0
     media_type = artifact.content_type or "application/octet-stream"
     if size <= CONTENT_CHUNK:
-        content = await packs.read_content(state.db, artifact, 0, max(size, 1)) if size else b""
+        content = await packs.read_small(state.db, artifact) if size else b""
         return Response(content, media_type=media_type, headers=headers)
-    # Large files stream from the database a megabyte at a time: memory stays flat.
+    # Large files stream from the database a slice at a time: memory stays flat.
     headers["Content-Length"] = str(size)
     return StreamingResponse(packs.content_chunks(state.db, artifact)(), media_type=media_type, headers=headers)
 
