@@ -36,6 +36,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("artifact_id", "seq"),
     )
     if op.get_bind().dialect.name == "postgresql":
+        # Uncompressed, as SQLite keeps BLOBs: pglz made storing a 50,000-row pack 2.5 s instead of 0.4 s.
+        op.execute("ALTER TABLE artifact_content_chunk ALTER COLUMN data SET STORAGE EXTERNAL")
         # Functions in FROM see the rows before them (implicitly LATERAL): one row per slice.
         op.execute(
             "INSERT INTO artifact_content_chunk (artifact_id, seq, data) "
