@@ -19,25 +19,22 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway import checkpoints, sqlite_blobs
+from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, pack_hash
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     ApprovalAction,
-    ArtifactContent,
-    ArtifactContentChunk,
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
@@ -51,12 +48,15 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.packs import store
+from evidence_gateway.packs.download import Download, SignedLink
+from evidence_gateway.packs.lookup import PackDetail, artifacts_of, load_pack
+from evidence_gateway.packs.render import render_and_store
+from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
-from evidence_gateway.resolvers.pack_render import render_and_store
-from evidence_gateway.resolvers.pack_snapshot import take_snapshot
 from evidence_gateway.resolvers.preconditions import touch
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
@@ -79,19 +79,10 @@ _BUILDABLE = {
     WorkspaceStatus.published.value,
 }
 _KEEP_ON_NEW_VERSION = (PackStatus.published.value, PackStatus.archived.value, PackStatus.failed.value)
-_TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
 
 class GeneratePackInput(StrictInput):
     legacy_report_id: UUIDField | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PackDetail:
-    pack: ReportPack
-    artifacts: list[PackArtifact]
-    calculation_run: CalculationRun | None = None
-    quality_assessment: DataQualityAssessment | None = None
 
 
 @dataclass(slots=True)
@@ -401,9 +392,7 @@ async def fail_pack(
     lease_end = as_aware(pack.lease_expires_at)
     if expired_only and (lease_end is None or lease_end >= utcnow()):
         return False
-    artifact_ids = select(col(PackArtifact.id)).where(col(PackArtifact.report_pack_id) == pack_id)
-    await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
-    await session.execute(delete(ArtifactContentChunk).where(col(ArtifactContentChunk.artifact_id).in_(artifact_ids)))
+    await store.discard(session, pack_id)
     await session.execute(
         update(PackArtifact)
         .where(col(PackArtifact.report_pack_id) == pack_id)
@@ -426,32 +415,6 @@ async def fail_pack(
 
 
 # ---- reads ------------------------------------------------------------------------------------
-
-
-async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
-    """The only way to reach a pack: another organisation's id is simply not found."""
-    pid = parse_id(pack_id, "pack")
-    stmt = select(ReportPack).where(col(ReportPack.id) == pid, col(ReportPack.org_id) == ctx.org_id)
-    if for_write:
-        # Re-read under the lock even if this session already holds the row.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    pack = (await session.execute(stmt)).scalar_one_or_none()
-    if pack is None:
-        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return pack
-
-
-async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
-    """Artifacts of each pack, in pack_hash (type) order."""
-    out: dict[uuid.UUID, list[PackArtifact]] = {i: [] for i in pack_ids}
-    if not pack_ids:
-        return out
-    rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
-    for a in rows.scalars():
-        out[a.report_pack_id].append(a)
-    for items in out.values():
-        items.sort(key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
-    return out
 
 
 async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
@@ -480,131 +443,26 @@ async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
         return (await artifacts_of(session, [pack.id]))[pack.id]
 
 
-async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> PackDetail | None:
-    """For workspace detail: the latest pack with its artifacts (for the *_url fields)."""
-    if workspace.latest_report_pack_id is None:
-        return None
-    pack = (
-        await session.execute(
-            select(ReportPack).where(
-                col(ReportPack.id) == workspace.latest_report_pack_id, col(ReportPack.org_id) == ctx.org_id
-            )
-        )
-    ).scalar_one_or_none()
-    if pack is None:
-        return None
-    return PackDetail(pack=pack, artifacts=(await artifacts_of(session, [pack.id]))[pack.id])
+# ---- downloads ----------------------------------------------------------------------------------
 
 
-# ---- artifact content ---------------------------------------------------------------------------
-
-
-async def artifact_for_download(ctx: Ctx | None, db: Any, artifact_id: Any) -> PackArtifact:
-    """With a Ctx: scoped to its organisation. Without (a verified signed link): by id alone."""
+async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
+    """GET /artifacts/{id}/download: a key reads its organisation's artifacts, a signed link the
+    one it was signed for; only a generated artifact has bytes (409 otherwise)."""
     aid = parse_id(artifact_id, "artifact")
     stmt = select(PackArtifact).where(col(PackArtifact.id) == aid)
-    if ctx is not None:
-        stmt = stmt.where(col(PackArtifact.org_id) == ctx.org_id)
-    async with db.read() as session:
+    if isinstance(caller, SignedLink):
+        if parse_id(caller.artifact_id, "artifact") != aid:
+            raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
+    else:
+        stmt = stmt.where(col(PackArtifact.org_id) == caller.org_id)
+    async with caller.db.read() as session:
         artifact = (await session.execute(stmt)).scalar_one_or_none()
     if artifact is None:
         raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
     if artifact.status != ArtifactStatus.generated.value:
         raise Conflict("artifact has no content", reason=f"artifact is {artifact.status}", status=artifact.status)
-    return artifact
-
-
-CONTENT_CHUNK = 1024 * 1024
-
-
-def _gone(artifact: PackArtifact) -> NotFound:
-    return NotFound("artifact content not found", resource="pack_artifact", id=str(artifact.id))
-
-
-async def read_small(db: Any, artifact: PackArtifact) -> bytes:
-    """A file of at most CONTENT_CHUNK bytes, whole."""
-    async with db.read() as session:
-        if db.is_sqlite:
-            value = (
-                await session.execute(
-                    select(ArtifactContent.content).where(col(ArtifactContent.artifact_id) == artifact.id)
-                )
-            ).scalar_one_or_none()
-            if value is None:
-                raise _gone(artifact)
-            return bytes(value)
-        pieces = (
-            await session.execute(
-                select(ArtifactContentChunk.data)
-                .where(col(ArtifactContentChunk.artifact_id) == artifact.id)
-                .order_by(col(ArtifactContentChunk.seq))
-            )
-        ).scalars()
-        content = b"".join(pieces)
-    if len(content) != (artifact.size_bytes or 0):
-        raise _gone(artifact)
-    return content
-
-
-async def _substr(db: Any, artifact: PackArtifact, offset: int, length: int) -> bytes:
-    """One slice of a SQLite BLOB by SQL (1-based), for in-memory databases blob handles cannot open."""
-    async with db.read() as session:
-        value = (
-            await session.execute(
-                select(func.substr(ArtifactContent.content, offset + 1, length)).where(
-                    col(ArtifactContent.artifact_id) == artifact.id
-                )
-            )
-        ).scalar_one_or_none()
-    if value is None:
-        raise _gone(artifact)
-    return bytes(value)
-
-
-async def _chunk(db: Any, artifact: PackArtifact, seq: int) -> bytes:
-    async with db.read() as session:
-        value = (
-            await session.execute(
-                select(ArtifactContentChunk.data).where(
-                    col(ArtifactContentChunk.artifact_id) == artifact.id, col(ArtifactContentChunk.seq) == seq
-                )
-            )
-        ).scalar_one_or_none()
-    if value is None:
-        raise _gone(artifact)
-    return bytes(value)
-
-
-def content_chunks(db: Any, artifact: PackArtifact) -> Callable[[], Any]:
-    """An async generator factory over the content, one slice at a time: on a SQLite file through
-    incremental blob reads (sqlite_blobs.py; substr() there loads the whole file per slice), on
-    PostgreSQL one stored slice (ArtifactContentChunk) per query."""
-    size = artifact.size_bytes or 0
-    if db.is_sqlite and db.engine.url.database not in (None, "", ":memory:"):
-        return lambda: sqlite_blobs.chunks(
-            db.engine.url.database,
-            ArtifactContent.__tablename__,
-            "content",
-            "artifact_id",
-            artifact.id,
-            size,
-            sqlite_blobs.STREAM_CHUNK,
-        )
-
-    async def chunks() -> Any:
-        offset = seq = 0
-        while offset < size:
-            if db.is_sqlite:
-                piece = await _substr(db, artifact, offset, min(CONTENT_CHUNK, size - offset))
-            else:
-                piece = await _chunk(db, artifact, seq)
-            if not piece:
-                break
-            yield piece
-            offset += len(piece)
-            seq += 1
-
-    return chunks
+    return Download(artifact, caller.db)
 
 
 # ---- DataLoader batch functions -----------------------------------------------------------------

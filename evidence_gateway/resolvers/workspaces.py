@@ -15,6 +15,7 @@ from sqlmodel import col
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.models import Workspace, WorkspaceStatus
+from evidence_gateway.packs.lookup import latest_pack
 from evidence_gateway.representation import workspace_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
@@ -71,7 +72,6 @@ async def get_workspace(ctx: Ctx, workspace_id: Any) -> Workspace:
 
 async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
     from evidence_gateway.resolvers.calculations import latest_for_workspace  # cycle: it imports us
-    from evidence_gateway.resolvers.packs import latest_pack
 
     async with ctx.db.read() as session:
         workspace = await load_workspace(session, ctx, workspace_id)

@@ -1,6 +1,6 @@
 """The snapshot a pack's files show: taken inside the generation transaction, as plain data.
 
-Everything except the shipment rows (streamed later by pack_render). Audit trail rules:
+Everything except the shipment rows (streamed later by rows.py and render.py). Audit trail rules:
 docs/packs.md "Audit trail".
 """
 
