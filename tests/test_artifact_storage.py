@@ -3,9 +3,7 @@ the migration fills from, and returns to, the one-value layout without changing 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,8 +12,8 @@ import sqlalchemy as sa
 from alembic import command
 
 from evidence_gateway import migrate
-from evidence_gateway.db import Database
-from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER, Api, _admin
+from tests.conftest import PG_AVAILABLE, Api
+from tests.test_migrations import _fresh_pg, _on
 from tests.test_packs import calculated_workspace, generated
 
 BEFORE_SLICES = "0007_keyset_indexes"
@@ -27,22 +25,13 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str]:
     start-up does on an empty database): both must store slices the same way."""
     if not PG_AVAILABLE:
         pytest.skip("no PostgreSQL on 127.0.0.1:5432")
-    name = f"evidence_store_{uuid.uuid4().hex[:12]}"
-    url = f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"
-
-    async def build() -> None:
-        db = Database(url)
-        try:
-            await migrate.upgrade(db, replay=request.param == "migrated")
-        finally:
-            await db.dispose()
-
-    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    fresh = _fresh_pg()
+    url = next(fresh)
     try:
-        asyncio.run(build())
+        _on(url, lambda db: migrate.upgrade(db, replay=request.param == "migrated"))
         yield url
     finally:
-        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        fresh.close()  # drops it
 
 
 async def downloads(api: Api, artifacts: list[dict[str, Any]]) -> dict[str, str]:
