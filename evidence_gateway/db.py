@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import Engine, Executable, Row, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+# Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
+# another, and sqlite3 lets go of the GIL while a statement runs.
+SQLITE_READER_THREADS = 4
 # Serialises schema upgrades when several nodes or workers start against one PostgreSQL.
 _PG_SCHEMA_LOCK_KEY = 0x45564944
 
@@ -56,6 +60,30 @@ class Database:
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite has one writer; queueing writers in-process beats its busy back-off.
         self._write_lock: asyncio.Lock | None = asyncio.Lock() if self.is_sqlite else None
+        self._reader: _SqliteReader | None = None
+        if self.is_sqlite and self.engine.url.database not in (None, "", ":memory:"):
+            self._reader = _SqliteReader(self.engine.url.database or "", echo=echo)
+
+    @property
+    def sync_engines(self) -> list[Engine]:
+        """Every engine statements run on (for statement counters and event hooks)."""
+        engines = [self.engine.sync_engine]
+        if self._reader is not None:
+            engines.append(self._reader.engine)
+        return engines
+
+    async def fetch(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Row[Any]]:
+        """All rows of one Core statement, read outside any transaction (each statement sees
+        the latest commit). The hot reads come here rather than through an ORM session."""
+        return (await self.fetch_many([(statement, params)]))[0]
+
+    async def fetch_many(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
+        """Several independent reads in one go: on SQLite one hop to a reader thread for all of
+        them, where the async adapter takes about four per statement (bench/layers.py)."""
+        if self._reader is not None:
+            return await self._reader.run(statements)
+        async with self.engine.connect() as conn:
+            return [(await conn.execute(stmt, dict(params))).all() for stmt, params in statements]
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -113,6 +141,8 @@ class Database:
 
     async def dispose(self) -> None:
         await self.engine.dispose()
+        if self._reader is not None:
+            self._reader.close()
 
 
 def _create_private(path: str | None) -> None:
@@ -134,19 +164,55 @@ async def _sqlite_begin(session: AsyncSession, statement: str) -> None:
     await driver.execute(statement)  # type: ignore[union-attr]
 
 
+class _SqliteReader:
+    """Reads on the sqlite3 driver itself, in a small thread pool: a read costs one hop to a
+    thread, whatever the number of its statements. Connections are in autocommit like the async
+    engine's, so each statement reads the latest commit; they never write."""
+
+    def __init__(self, path: str, *, echo: bool) -> None:
+        self.engine = create_engine(
+            f"sqlite:///{path}",
+            echo=echo,
+            pool_size=SQLITE_READER_THREADS,
+            max_overflow=0,
+            pool_reset_on_return=None,
+            connect_args={"check_same_thread": False},
+        )
+        event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._threads: ThreadPoolExecutor | None = None
+
+    def _read(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
+        with self.engine.connect() as conn:
+            return [conn.execute(stmt, dict(params)).all() for stmt, params in statements]
+
+    async def run(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(SQLITE_READER_THREADS, thread_name_prefix="sqlite-reader")
+        return await asyncio.get_running_loop().run_in_executor(self._threads, self._read, statements)
+
+    def close(self) -> None:
+        """Like the engine's dispose: the reader starts again on its next read."""
+        threads, self._threads = self._threads, None
+        if threads is not None:
+            threads.shutdown(wait=True)
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # We issue BEGIN ourselves (_sqlite_begin): writes take the lock up front; reads run in
+    # autocommit, each statement seeing a committed snapshot. The driver's implicit BEGIN is
+    # unreliable.
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # We issue BEGIN ourselves (_sqlite_begin): writes take the lock up front; reads run in
-        # autocommit, each statement seeing a committed snapshot. The driver's implicit BEGIN is
-        # unreliable.
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.close()
+    event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:

@@ -7,7 +7,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from evidence_gateway.db import Database
 
 
 class StatementLog:
@@ -20,7 +21,8 @@ class StatementLog:
 
 
 @contextmanager
-def count_statements(engine: AsyncEngine) -> Iterator[StatementLog]:
+def count_statements(db: Database) -> Iterator[StatementLog]:
+    """Every statement the database runs, on each of its engines (SQLite reads have their own)."""
     log = StatementLog()
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
@@ -28,8 +30,10 @@ def count_statements(engine: AsyncEngine) -> Iterator[StatementLog]:
         if statement.strip().split(" ", 1)[0].upper() not in {"BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"}:
             log.statements.append(statement)
 
-    event.listen(engine.sync_engine, "before_cursor_execute", on_execute)
+    for engine in db.sync_engines:
+        event.listen(engine, "before_cursor_execute", on_execute)
     try:
         yield log
     finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", on_execute)
+        for engine in db.sync_engines:
+            event.remove(engine, "before_cursor_execute", on_execute)

@@ -411,7 +411,7 @@ async def test_run_relations_go_through_dataloaders(api: Api) -> None:
         assert (await calculate(api, ws["id"])).status_code == 200
 
     async def statements(per_page: int) -> int:
-        with count_statements(db_of(api).engine) as log:
+        with count_statements(db_of(api)) as log:
             body = await api.gql(RUNS_LIST, {"perPage": per_page})
         assert "errors" not in body, body
         items = body["data"]["workspaces"]["items"]

@@ -345,10 +345,10 @@ async def test_workspace_evidence_items_are_batched(api: Api) -> None:
         ws = await create_workspace(api, name=f"ws-{i}")
         await create(api, workspace_id=ws["id"], title=f"e-{i}")
     query = "query($n: Int!) { workspaces(perPage: $n) { items { id evidenceItems { id title } } } }"
-    engine = db_of(api).engine
+    db = db_of(api)
     counts = []
     for n in (1, 5):
-        with count_statements(engine) as log:
+        with count_statements(db) as log:
             body = await api.gql(query, {"n": n})
         assert "errors" not in body, body
         assert all(len(w["evidenceItems"]) == 1 for w in body["data"]["workspaces"]["items"])

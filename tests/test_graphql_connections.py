@@ -176,10 +176,10 @@ async def test_every_list_has_a_connection(api: Api) -> None:
 async def test_total_count_is_counted_only_when_selected(api: Api) -> None:
     for i in range(3):
         await create_workspace(api, name=f"ws-{i}")
-    engine = api.http._transport.app.state.db.engine  # type: ignore[attr-defined]
-    with count_statements(engine) as without:
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
+    with count_statements(db) as without:
         assert "errors" not in await api.gql("{ workspacesConnection(first: 2) { nodes { id } } }")
-    with count_statements(engine) as with_total:
+    with count_statements(db) as with_total:
         body = await api.gql("{ workspacesConnection(first: 2) { totalCount nodes { id } } }")
     assert body["data"]["workspacesConnection"]["totalCount"] == 3
     assert not any("count(" in s.lower() for s in without.statements)

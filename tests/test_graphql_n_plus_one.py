@@ -46,8 +46,8 @@ async def _workspace_with_everything(api: Api, name: str) -> None:
 
 
 async def _statements_for(api: Api, per_page: int) -> int:
-    engine = api.http._transport.app.state.db.engine  # type: ignore[attr-defined]
-    with count_statements(engine) as log:
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
+    with count_statements(db) as log:
         body = await api.gql(EVERY_RELATION, {"perPage": per_page})
     assert "errors" not in body, body
     items = body["data"]["workspaces"]["items"]
@@ -84,10 +84,10 @@ async def test_a_connection_page_of_100_with_every_relation_costs_the_same_as_1(
         await create_workspace(api, name=f"ws-{i}")
     for i in range(3):
         await _workspace_with_everything(api, f"full-{i}")
-    engine = api.http._transport.app.state.db.engine  # type: ignore[attr-defined]
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
     counts = []
     for first in (1, 100):
-        with count_statements(engine) as log:
+        with count_statements(db) as log:
             body = await api.gql(CONNECTION, {"first": first})
         assert "errors" not in body, body
         page = body["data"]["workspacesConnection"]

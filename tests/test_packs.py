@@ -410,10 +410,10 @@ async def test_pack_relations_cost_the_same_for_one_or_many_workspaces(api: Api)
         pack = (await generated(api, ws["id"]))["data"]
         resp = await api.post(f"/api/v2/packs/{pack['id']}/approvals", {"action_type": "requested"})
         assert resp.status_code == 201
-    engine = api.http._transport.app.state.db.engine  # type: ignore[attr-defined]
+    db = api.http._transport.app.state.db  # type: ignore[attr-defined]
     counts = []
     for per_page in (1, 3):
-        with count_statements(engine) as log:
+        with count_statements(db) as log:
             body = await api.gql(NESTED_PACKS, {"perPage": per_page})
         assert "errors" not in body, body
         items = body["data"]["workspaces"]["items"]

@@ -1,12 +1,13 @@
 """Reaching a pack and its artifacts within the caller's organisation.
 
-Apart from the pack operations so that workspace reads (the latest pack of a workspace) and
-approvals use the same lookups without importing the generation pipeline.
+Apart from the pack operations so that the workspace detail and approvals share them without
+importing the generation pipeline.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +22,9 @@ from evidence_gateway.models import (
     DataQualityAssessment,
     PackArtifact,
     ReportPack,
-    Workspace,
 )
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import parse_id
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
@@ -40,7 +41,7 @@ class PackDetail:
 async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
     """The only way to reach a pack: another organisation's id is simply not found."""
     pid = parse_id(pack_id, "pack")
-    stmt = select(ReportPack).where(col(ReportPack.id) == pid, col(ReportPack.org_id) == ctx.org_id)
+    stmt = select(ReportPack).where(col(ReportPack.id) == pid, owned_by(ctx, ReportPack))
     if for_write:
         # Re-read under the lock even if this session already holds the row.
         stmt = stmt.with_for_update().execution_options(populate_existing=True)
@@ -58,22 +59,9 @@ async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict
     rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
     for a in rows.scalars():
         out[a.report_pack_id].append(a)
-    for items in out.values():
-        items.sort(key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
-    return out
+    return {pack_id: in_type_order(items) for pack_id, items in out.items()}
 
 
-async def latest_pack(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> PackDetail | None:
-    """For workspace detail: the latest pack with its artifacts (for the *_url fields)."""
-    if workspace.latest_report_pack_id is None:
-        return None
-    pack = (
-        await session.execute(
-            select(ReportPack).where(
-                col(ReportPack.id) == workspace.latest_report_pack_id, col(ReportPack.org_id) == ctx.org_id
-            )
-        )
-    ).scalar_one_or_none()
-    if pack is None:
-        return None
-    return PackDetail(pack=pack, artifacts=(await artifacts_of(session, [pack.id]))[pack.id])
+def in_type_order(artifacts: Sequence[Any]) -> list[Any]:
+    """Artifacts in pack_hash (type) order: the order every listing shows them in."""
+    return sorted(artifacts, key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))

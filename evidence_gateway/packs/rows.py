@@ -16,6 +16,7 @@ from sqlmodel import col
 from evidence_gateway.artifacts.data import ShipmentLine
 from evidence_gateway.models import Shipment, ShipmentEmission
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned_by
 
 ROW_CHUNK = 2_000
 
@@ -97,7 +98,7 @@ async def _row_page(
             col(ShipmentEmission.calculation_run_id) == run_id,
             col(ShipmentEmission.row_index) > after,
             col(Shipment.import_batch_id) == batch_id,
-            col(Shipment.org_id) == ctx.org_id,
+            owned_by(ctx, Shipment),
         )
         .order_by(col(ShipmentEmission.row_index))
         .limit(ROW_CHUNK)

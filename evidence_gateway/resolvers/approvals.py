@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from sqlalchemy import select
 from sqlmodel import col
 
 from evidence_gateway.errors import Conflict, NotFound, Unauthenticated
@@ -17,6 +16,7 @@ from evidence_gateway.packs.lookup import artifacts_of, load_pack
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
+from evidence_gateway.resolvers.scoping import readable
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
@@ -143,9 +143,7 @@ async def get_approval(ctx: Ctx, action_id: Any) -> ApprovalAction:
     aid = parse_id(action_id, "approval action")
     async with ctx.db.read() as session:
         found = (
-            await session.execute(
-                select(ApprovalAction).where(col(ApprovalAction.id) == aid, col(ApprovalAction.org_id) == ctx.org_id)
-            )
+            await session.execute(readable(ctx, ApprovalAction).where(col(ApprovalAction.id) == aid))
         ).scalar_one_or_none()
     if found is None:
         raise NotFound("approval action not found", resource="approval_action", id=str(action_id))

@@ -1,41 +1,47 @@
 """Org-scoped batch reads behind every GraphQL DataLoader.
 
 The one place that turns a list of keys into records for a relation, so each of them is
-filtered on the caller's organisation by construction: a foreign key is simply absent.
+filtered on the caller's organisation by construction: a foreign key is simply absent. The
+statements are built once per relation (the keys are one expanding parameter) and read as Core
+rows, which the GraphQL types take by attribute.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from functools import cache
 from typing import Any, TypeVar
 
-from sqlalchemy import select
-from sqlmodel import col
+from sqlalchemy import Row, Select, bindparam, select
 
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned, rows, table_of
 
-M = TypeVar("M")
 K = TypeVar("K", bound=Hashable)
+# Orders for grouped_by_key: (column name, descending).
+NEWEST = (("created_at", True), ("id", True))
+OLDEST = (("created_at", False), ("id", False))
 
 
-async def one_per_key(ctx: Ctx, model: type[M], key: Any, keys: list[K]) -> dict[K, M]:
+@cache
+def _by_keys(model: Any, key_name: str, order: tuple[tuple[str, bool], ...] = ()) -> Select[Any]:
+    table = table_of(model)
+    stmt = select(*table.c).where(owned(table), table.c[key_name].in_(bindparam("batch_keys", expanding=True)))
+    return stmt.order_by(*(table.c[name].desc() if desc else table.c[name] for name, desc in order))
+
+
+async def one_per_key(ctx: Ctx, model: Any, key: Any, keys: list[K]) -> dict[K, Row[Any]]:
     """``{key: record}`` where ``key`` is unique per record (an id, a run id)."""
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(model).where(model.org_id == ctx.org_id, col(key).in_(keys))  # type: ignore[attr-defined]
-        )
-        return {getattr(r, key.key): r for r in rows.scalars()}
+    found = await rows(ctx, _by_keys(model, key.key), batch_keys=list(keys))
+    return {getattr(r, key.key): r for r in found}
 
 
-async def grouped_by_key(ctx: Ctx, model: type[M], key: Any, keys: list[K], *order_by: Any) -> dict[K, list[M]]:
-    """``{key: [records...]}`` in ``order_by`` order; every requested key is present."""
-    out: dict[K, list[M]] = {k: [] for k in keys}
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(model)
-            .where(model.org_id == ctx.org_id, col(key).in_(keys))  # type: ignore[attr-defined]
-            .order_by(*order_by)
-        )
-        for record in rows.scalars():
-            out[getattr(record, key.key)].append(record)
+async def grouped_by_key(
+    ctx: Ctx, model: Any, key: Any, keys: list[K], *order_by: tuple[str, bool]
+) -> dict[K, list[Row[Any]]]:
+    """``{key: [records...]}`` in ``order_by`` order (column name, descending); every requested
+    key is present."""
+    out: dict[K, list[Row[Any]]] = {k: [] for k in keys}
+    for record in await rows(ctx, _by_keys(model, key.key, tuple(order_by)), batch_keys=list(keys)):
+        out[getattr(record, key.key)].append(record)
     return out

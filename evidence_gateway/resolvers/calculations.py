@@ -41,6 +41,7 @@ from evidence_gateway.representation import assessment_json, run_json
 from evidence_gateway.resolvers import batch, legacy, methodology
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
+from evidence_gateway.resolvers.scoping import owned_by, readable
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -159,7 +160,7 @@ async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
     rows = await session.execute(
         select(ImportBatch)
-        .where(col(ImportBatch.workspace_id) == workspace_id, col(ImportBatch.org_id) == ctx.org_id)
+        .where(col(ImportBatch.workspace_id) == workspace_id, owned_by(ctx, ImportBatch))
         .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
     )
     return list(rows.scalars())
@@ -189,9 +190,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     # One snapshot: the data_version recorded is exactly the one the rows were read at.
     async with ctx.db.snapshot() as session:
         run = (
-            await session.execute(
-                select(CalculationRun).where(col(CalculationRun.id) == run_id, col(CalculationRun.org_id) == ctx.org_id)
-            )
+            await session.execute(readable(ctx, CalculationRun).where(col(CalculationRun.id) == run_id))
         ).scalar_one()
         workspace = await load_workspace(session, ctx, run.workspace_id)
         data_version = workspace.data_version
@@ -454,9 +453,7 @@ async def get_run(ctx: Ctx, run_id: Any) -> CalculationRun:
     rid = parse_id(run_id, "calculation run")
     async with ctx.db.read() as session:
         found = (
-            await session.execute(
-                select(CalculationRun).where(col(CalculationRun.id) == rid, col(CalculationRun.org_id) == ctx.org_id)
-            )
+            await session.execute(readable(ctx, CalculationRun).where(col(CalculationRun.id) == rid))
         ).scalar_one_or_none()
     if found is None:
         raise NotFound("calculation run not found", resource="calculation_run", id=str(run_id))
@@ -469,7 +466,7 @@ async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessmen
             await session.execute(
                 select(DataQualityAssessment).where(
                     col(DataQualityAssessment.calculation_run_id) == run_id,
-                    col(DataQualityAssessment.org_id) == ctx.org_id,
+                    owned_by(ctx, DataQualityAssessment),
                 )
             )
         ).scalar_one_or_none()
@@ -487,7 +484,7 @@ async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
                 select(DataQualityAssessment)
                 .where(
                     col(DataQualityAssessment.workspace_id) == workspace.id,
-                    col(DataQualityAssessment.org_id) == ctx.org_id,
+                    owned_by(ctx, DataQualityAssessment),
                 )
                 .order_by(col(DataQualityAssessment.assessed_at).desc(), col(DataQualityAssessment.id).desc())
                 .limit(1)
@@ -498,38 +495,13 @@ async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
     return found
 
 
-async def latest_for_workspace(
-    session: AsyncSession, ctx: Ctx, workspace: Workspace
-) -> tuple[CalculationRun | None, DataQualityAssessment | None]:
-    """For workspace detail: the latest run and its assessment."""
-    if workspace.latest_calculation_run_id is None:
-        return None, None
-    run = (
-        await session.execute(
-            select(CalculationRun).where(
-                col(CalculationRun.id) == workspace.latest_calculation_run_id, col(CalculationRun.org_id) == ctx.org_id
-            )
-        )
-    ).scalar_one_or_none()
-    assessment = (
-        await session.execute(
-            select(DataQualityAssessment).where(
-                col(DataQualityAssessment.calculation_run_id) == workspace.latest_calculation_run_id,
-                col(DataQualityAssessment.org_id) == ctx.org_id,
-            )
-        )
-    ).scalar_one_or_none()
-    return run, assessment
-
-
 async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRun]:
     return await batch.one_per_key(ctx, CalculationRun, CalculationRun.id, ids)
 
 
 async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRun]]:
     """Every run of each workspace, newest first."""
-    newest = (col(CalculationRun.created_at).desc(), col(CalculationRun.id).desc())
-    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *newest)
+    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *batch.NEWEST)
 
 
 async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessment]:

@@ -17,6 +17,7 @@ from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportP
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.evidence import scoped_workspace
 from evidence_gateway.resolvers.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import parse_id
 
 # Newest first like the REST lists, each served by an index on (scope, time, id):
@@ -31,7 +32,7 @@ EVENTS = Order.ascending_by("event", Event.sequence)
 
 async def workspaces(ctx: Ctx, **relay: Any) -> Slice[Workspace]:
     """The caller's workspaces, newest first."""
-    scoped = [col(Workspace.org_id) == ctx.org_id]
+    scoped = [owned_by(ctx, Workspace)]
     return await keyset_slice(ctx.db, Workspace, scoped, WORKSPACES, window(WORKSPACES, **relay))
 
 
@@ -46,21 +47,21 @@ async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
 async def packs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPack]:
     """Every pack version of one of the caller's workspaces, newest first."""
     win = window(PACKS, **relay)
-    scoped = [col(ReportPack.org_id) == ctx.org_id, col(ReportPack.workspace_id) == workspace_id]
+    scoped = [owned_by(ctx, ReportPack), col(ReportPack.workspace_id) == workspace_id]
     return await keyset_slice(ctx.db, ReportPack, scoped, PACKS, win)
 
 
 async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[CalculationRun]:
     """Every calculation run of one of the caller's workspaces (completed, failed, running), newest first."""
     win = window(RUNS, **relay)
-    scoped = [col(CalculationRun.org_id) == ctx.org_id, col(CalculationRun.workspace_id) == workspace_id]
+    scoped = [owned_by(ctx, CalculationRun), col(CalculationRun.workspace_id) == workspace_id]
     return await keyset_slice(ctx.db, CalculationRun, scoped, RUNS, win)
 
 
 async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItem]:
     """The caller's evidence items, newest first; optionally one workspace's (NotFound if not theirs)."""
     win = window(EVIDENCE_ITEMS, **relay)
-    scoped = [col(EvidenceItem.org_id) == ctx.org_id]
+    scoped = [owned_by(ctx, EvidenceItem)]
     if workspace_id is not None:
         scoped.append(col(EvidenceItem.workspace_id) == await _own_workspace(ctx, workspace_id))
     return await keyset_slice(ctx.db, EvidenceItem, scoped, EVIDENCE_ITEMS, win)
@@ -68,5 +69,5 @@ async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Sl
 
 async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
     """The caller's event log, oldest first."""
-    scoped = [col(Event.org_id) == ctx.org_id]
+    scoped = [owned_by(ctx, Event)]
     return await keyset_slice(ctx.db, Event, scoped, EVENTS, window(EVENTS, **relay))

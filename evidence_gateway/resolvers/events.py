@@ -14,6 +14,7 @@ from sqlmodel import col
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import parse
 
 DEFAULT_LIMIT = 50
@@ -69,7 +70,7 @@ async def list_events(
             (
                 await session.execute(
                     select(Event)
-                    .where(col(Event.org_id) == ctx.org_id, col(Event.sequence) > after_sequence)
+                    .where(owned_by(ctx, Event), col(Event.sequence) > after_sequence)
                     .order_by(col(Event.sequence))
                     .limit(count + 1)
                 )

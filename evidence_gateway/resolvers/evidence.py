@@ -30,6 +30,7 @@ from evidence_gateway.representation import evidence_item_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.scoping import owned_by, readable
 from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
@@ -147,18 +148,12 @@ def _derived_scope(p: EvidenceCreate) -> str:
 
 async def scoped_workspace(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> Workspace | None:
     return (
-        await session.execute(
-            select(Workspace).where(col(Workspace.id) == workspace_id, col(Workspace.org_id) == ctx.org_id)
-        )
+        await session.execute(readable(ctx, Workspace).where(col(Workspace.id) == workspace_id))
     ).scalar_one_or_none()
 
 
 async def scoped_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID) -> ReportPack | None:
-    return (
-        await session.execute(
-            select(ReportPack).where(col(ReportPack.id) == pack_id, col(ReportPack.org_id) == ctx.org_id)
-        )
-    ).scalar_one_or_none()
+    return (await session.execute(readable(ctx, ReportPack).where(col(ReportPack.id) == pack_id))).scalar_one_or_none()
 
 
 async def resolve_workspace_refs(
@@ -200,7 +195,7 @@ async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
         if p.shipment_id is not None:
             shipment = (
                 await session.execute(
-                    select(Shipment).where(col(Shipment.id) == p.shipment_id, col(Shipment.org_id) == ctx.org_id)
+                    select(Shipment).where(col(Shipment.id) == p.shipment_id, owned_by(ctx, Shipment))
                 )
             ).scalar_one_or_none()
             if shipment is None:
@@ -250,9 +245,7 @@ async def get_evidence_item(ctx: Ctx, item_id: Any) -> EvidenceItem:
     iid = parse_id(item_id, "evidence item")
     async with ctx.db.read() as session:
         item = (
-            await session.execute(
-                select(EvidenceItem).where(col(EvidenceItem.id) == iid, col(EvidenceItem.org_id) == ctx.org_id)
-            )
+            await session.execute(readable(ctx, EvidenceItem).where(col(EvidenceItem.id) == iid))
         ).scalar_one_or_none()
     if item is None:
         raise NotFound("evidence item not found", resource="evidence_item", id=str(item_id))
@@ -266,7 +259,7 @@ class _ListFilter(StrictInput):
 async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = None) -> Page[EvidenceItem]:
     """Newest first; optionally one workspace's items (unknown or foreign workspace: 404)."""
     wid = parse(_ListFilter, {"workspace_id": workspace_id}).workspace_id
-    scoped = [col(EvidenceItem.org_id) == ctx.org_id]
+    scoped = [owned_by(ctx, EvidenceItem)]
     async with ctx.db.read() as session:
         if wid is not None:
             if await scoped_workspace(session, ctx, wid) is None:
@@ -285,8 +278,7 @@ async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = 
 
 
 async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
-    newest = (col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
-    return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, *newest)
+    return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, ("uploaded_at", True), ("id", True))
 
 
 async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:

@@ -24,6 +24,7 @@ from evidence_gateway.models import (
 from evidence_gateway.representation import import_batch_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import readable
 from evidence_gateway.resolvers.validation import IsoDate, ShortText, StrictInput, WholeNumber, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
@@ -153,9 +154,7 @@ async def get_import(ctx: Ctx, import_id: Any) -> ImportBatch:
     iid = parse_id(import_id, "import batch")
     async with ctx.db.read() as session:
         found = (
-            await session.execute(
-                select(ImportBatch).where(col(ImportBatch.id) == iid, col(ImportBatch.org_id) == ctx.org_id)
-            )
+            await session.execute(readable(ctx, ImportBatch).where(col(ImportBatch.id) == iid))
         ).scalar_one_or_none()
     if found is None:
         raise NotFound("import batch not found", resource="import_batch", id=str(import_id))
@@ -175,5 +174,4 @@ async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
 
 async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ImportBatch]]:
     """Every import of each workspace, newest first."""
-    newest = col(ImportBatch.created_at).desc()
-    return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, newest)
+    return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, ("created_at", True))

@@ -22,6 +22,7 @@ from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import ApiKey, Organization
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import new_webhook_secret
+from evidence_gateway.resolvers.scoping import of_org, readable
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.timeutil import as_aware, utcnow
 
@@ -112,7 +113,7 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
             org = await _org_named(session, org_name)
             if org is None:
                 raise NotFound(f"no organisation named {org_name!r}")
-            stmt = stmt.where(col(ApiKey.org_id) == org.id)
+            stmt = stmt.where(of_org(org.id, ApiKey))
         found = list((await session.execute(stmt.with_for_update())).scalars())
         if not found:
             raise NotFound(f"no API key with id or prefix {reference!r}")
@@ -128,7 +129,7 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
 
 
 async def _keys_of(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey]:
-    stmt = select(ApiKey).where(col(ApiKey.org_id) == org_id).order_by(col(ApiKey.created_at), col(ApiKey.id))
+    stmt = select(ApiKey).where(of_org(org_id, ApiKey)).order_by(col(ApiKey.created_at), col(ApiKey.id))
     return list((await session.execute(stmt)).scalars())
 
 
@@ -157,7 +158,7 @@ async def revoke_key(ctx: Ctx, key_id: Any) -> ApiKey:
     ctx.require(Scope.ADMIN)
     kid = parse_id(key_id, "API key")
     async with ctx.db.write() as session:
-        stmt = select(ApiKey).where(col(ApiKey.id) == kid, col(ApiKey.org_id) == ctx.org_id).with_for_update()
+        stmt = readable(ctx, ApiKey).where(col(ApiKey.id) == kid).with_for_update()
         key = (await session.execute(stmt)).scalar_one_or_none()
         if key is None:
             raise NotFound("API key not found", resource="api_key", id=str(key_id))

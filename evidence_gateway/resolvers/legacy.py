@@ -22,6 +22,7 @@ from evidence_gateway.representation import legacy_report_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.scoping import of_org, owned_by, readable
 from evidence_gateway.resolvers.validation import (
     IsoDate,
     StrictInput,
@@ -55,14 +56,14 @@ async def _successors(
         return workspaces, packs
     runs = await session.execute(
         select(col(CalculationRun.legacy_report_id), col(CalculationRun.workspace_id))
-        .where(col(CalculationRun.org_id) == ctx_org, col(CalculationRun.legacy_report_id).in_(ids))
+        .where(of_org(ctx_org, CalculationRun), col(CalculationRun.legacy_report_id).in_(ids))
         .order_by(col(CalculationRun.created_at).asc())
     )
     for legacy_id, workspace_id in runs:
         workspaces[legacy_id] = workspace_id  # newest wins
     found = await session.execute(
         select(col(ReportPack.legacy_report_id), col(ReportPack.id))
-        .where(col(ReportPack.org_id) == ctx_org, col(ReportPack.legacy_report_id).in_(ids))
+        .where(of_org(ctx_org, ReportPack), col(ReportPack.legacy_report_id).in_(ids))
         .order_by(col(ReportPack.created_at).asc())
     )
     for legacy_id, pack_id in found:
@@ -77,7 +78,7 @@ async def _views(session: AsyncSession, ctx: Ctx, reports: list[LegacyReport]) -
 
 async def list_legacy_reports(ctx: Ctx, params: PageParams) -> Page[LegacyReportView]:
     """Newest first, like workspaces."""
-    scoped = col(LegacyReport.org_id) == ctx.org_id
+    scoped = owned_by(ctx, LegacyReport)
     async with ctx.db.read() as session:
         total = (await session.execute(select(func.count()).select_from(LegacyReport).where(scoped))).scalar_one()
         rows = await session.execute(
@@ -101,13 +102,13 @@ async def get_legacy_report(ctx: Ctx, report_id: Any) -> LegacyReportView:
 
 async def load_legacy_report(session: AsyncSession, ctx: Ctx, report_id: uuid.UUID) -> LegacyReport | None:
     """Another organisation's report is simply not there."""
-    stmt = select(LegacyReport).where(col(LegacyReport.id) == report_id, col(LegacyReport.org_id) == ctx.org_id)
+    stmt = readable(ctx, LegacyReport).where(col(LegacyReport.id) == report_id)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
 async def find_compatible(session: AsyncSession, ctx: Ctx, start: date | None, end: date | None) -> LegacyReport | None:
     """The organisation's best legacy report overlapping the period: final first, then the latest."""
-    rows = await session.execute(select(LegacyReport).where(col(LegacyReport.org_id) == ctx.org_id))
+    rows = await session.execute(select(LegacyReport).where(owned_by(ctx, LegacyReport)))
     candidates = [
         r for r in rows.scalars() if periods_overlap(start, end, r.reporting_period_start, r.reporting_period_end)
     ]

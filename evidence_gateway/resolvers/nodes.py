@@ -15,6 +15,7 @@ from sqlmodel import col
 
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned_by
 
 NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceItem, Event)
 
@@ -22,7 +23,7 @@ NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceI
 async def find_node(ctx: Ctx, node_id: uuid.UUID) -> Any | None:
     """The caller's record with this id, of any node type, or None."""
     probes = [
-        select(literal(i).label("kind")).where(col(model.id) == node_id, col(model.org_id) == ctx.org_id)
+        select(literal(i).label("kind")).where(col(model.id) == node_id, owned_by(ctx, model))
         for i, model in enumerate(NODE_MODELS)
     ]
     async with ctx.db.read() as session:

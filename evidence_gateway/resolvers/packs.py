@@ -50,7 +50,7 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.packs import store
 from evidence_gateway.packs.download import Download, SignedLink
-from evidence_gateway.packs.lookup import PackDetail, artifacts_of, load_pack
+from evidence_gateway.packs.lookup import PackDetail, artifacts_of, in_type_order, load_pack
 from evidence_gateway.packs.render import render_and_store
 from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.representation import pack_json
@@ -58,6 +58,7 @@ from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.preconditions import touch
+from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -169,7 +170,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
             await session.execute(
                 select(DataQualityAssessment).where(
                     col(DataQualityAssessment.calculation_run_id) == run.id,
-                    col(DataQualityAssessment.org_id) == ctx.org_id,
+                    owned_by(ctx, DataQualityAssessment),
                 )
             )
         ).scalar_one_or_none()
@@ -180,9 +181,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         ).scalar_one()
         # Every event committed so far (a gapless prefix, see events.py): the audit trail's end.
         audit_sequence = (
-            await session.execute(
-                select(func.coalesce(func.max(Event.sequence), 0)).where(col(Event.org_id) == ctx.org_id)
-            )
+            await session.execute(select(func.coalesce(func.max(Event.sequence), 0)).where(owned_by(ctx, Event)))
         ).scalar_one()
         version = (last or 0) + 1
         now = utcnow()
@@ -234,7 +233,7 @@ async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) ->
             await session.execute(
                 select(CalculationRun).where(
                     col(CalculationRun.id) == workspace.latest_calculation_run_id,
-                    col(CalculationRun.org_id) == ctx.org_id,
+                    owned_by(ctx, CalculationRun),
                 )
             )
         ).scalar_one_or_none()
@@ -260,7 +259,7 @@ async def _legacy_for_pack(
         return None
     report = (
         await session.execute(
-            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, col(LegacyReport.org_id) == ctx.org_id)
+            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, owned_by(ctx, LegacyReport))
         )
     ).scalar_one_or_none()
     if report is None:
@@ -455,7 +454,7 @@ async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
         if parse_id(caller.artifact_id, "artifact") != aid:
             raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
     else:
-        stmt = stmt.where(col(PackArtifact.org_id) == caller.org_id)
+        stmt = stmt.where(owned_by(caller, PackArtifact))
     async with caller.db.read() as session:
         artifact = (await session.execute(stmt)).scalar_one_or_none()
     if artifact is None:
@@ -474,17 +473,14 @@ async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Report
 
 async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPack]]:
     """Every pack of each workspace, newest version first."""
-    newest = col(ReportPack.version_number).desc()
-    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, newest)
+    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, ("version_number", True))
 
 
 async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
-    async with ctx.db.read() as session:
-        found = await artifacts_of(session, list(ids))
-    return {k: [a for a in v if a.org_id == ctx.org_id] for k, v in found.items()}
+    found = await batch.grouped_by_key(ctx, PackArtifact, PackArtifact.report_pack_id, ids)
+    return {pack_id: in_type_order(items) for pack_id, items in found.items()}
 
 
 async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalAction]]:
     """Every approval action of each pack, oldest first."""
-    oldest = (col(ApprovalAction.created_at).asc(), col(ApprovalAction.id).asc())
-    return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *oldest)
+    return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *batch.OLDEST)

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Row, and_, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned, rows, table_of
 from evidence_gateway.resolvers.validation import parse
 
 T = TypeVar("T")
@@ -51,3 +53,36 @@ async def newest_first(session: AsyncSession, model: Any, scoped: ColumnElement[
         select(model).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
     )
     return Page(items=list(rows.scalars()), page=params.page, per_page=params.per_page, total=total)
+
+
+class NewestFirst:
+    """One organisation-scoped list, newest first, as Core rows: the page and the total in one
+    statement, built once.
+
+    The total rides along as an uncorrelated scalar subquery, which SQLite and PostgreSQL both
+    evaluate once per statement (a ``count(*) OVER ()`` would read every row of the
+    organisation to number them); only a page past the end, which has no row to carry it,
+    costs a second statement.
+    """
+
+    TOTAL = "page_total"
+
+    def __init__(self, model: Any, *where: ColumnElement[bool], time_column: str = "created_at") -> None:
+        table = table_of(model)
+        scoped = and_(owned(table), *where)
+        self._count = select(func.count()).select_from(table).where(scoped)
+        self._page = (
+            select(*table.c, self._count.scalar_subquery().label(self.TOTAL))
+            .where(scoped)
+            .order_by(table.c[time_column].desc(), table.c.id.desc())
+            .limit(bindparam("page_limit"))
+            .offset(bindparam("page_offset"))
+        )
+
+    async def page(self, ctx: Ctx, params: PageParams, **bind: Any) -> Page[Row[Any]]:
+        items = await rows(ctx, self._page, page_limit=params.per_page, page_offset=params.offset, **bind)
+        if items:
+            total = items[0]._mapping[self.TOTAL]
+        else:
+            total = (await rows(ctx, self._count, **bind))[0][0]
+        return Page(items=list(items), page=params.page, per_page=params.per_page, total=total)

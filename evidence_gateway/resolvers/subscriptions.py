@@ -21,6 +21,7 @@ from evidence_gateway.errors import InvalidInput
 from evidence_gateway.events import EventType
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers.events import sequence_of
+from evidence_gateway.resolvers.scoping import of_org
 
 # Rows per read: large enough that a backlog costs few round trips, small enough that one read
 # holds little memory and a connection only briefly.
@@ -79,7 +80,7 @@ def start_after(cursor: str | None) -> int | None:
 async def last_sequence(db: Database, org_id: uuid.UUID) -> int:
     """The organisation's newest committed sequence (0: no events yet)."""
     async with db.read() as session:
-        found = await session.scalar(select(func.max(col(Event.sequence))).where(col(Event.org_id) == org_id))
+        found = await session.scalar(select(func.max(col(Event.sequence))).where(of_org(org_id, Event)))
     return int(found or 0)
 
 
@@ -93,7 +94,7 @@ async def events_after(
     limit: int = PAGE,
 ) -> list[Event]:
     """The organisation's events with ``after < sequence <= until``, oldest first, filtered."""
-    stmt = select(Event).where(col(Event.org_id) == org_id, col(Event.sequence) > after)
+    stmt = select(Event).where(of_org(org_id, Event), col(Event.sequence) > after)
     if until is not None:
         stmt = stmt.where(col(Event.sequence) <= until)
     if only is not None:

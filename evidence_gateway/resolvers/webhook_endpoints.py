@@ -24,6 +24,7 @@ from evidence_gateway.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
+from evidence_gateway.resolvers.scoping import of_org, owned_by, readable
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
@@ -85,7 +86,7 @@ async def _vetted_url(ctx: Ctx, raw: str) -> str:
 
 
 async def _event_head(session: AsyncSession, org_id: uuid.UUID) -> int:
-    head = await session.execute(select(func.max(Event.sequence)).where(col(Event.org_id) == org_id))
+    head = await session.execute(select(func.max(Event.sequence)).where(of_org(org_id, Event)))
     return int(head.scalar_one() or 0)
 
 
@@ -120,7 +121,7 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
 async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpoint]:
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
-        return await newest_first(session, WebhookEndpoint, col(WebhookEndpoint.org_id) == ctx.org_id, params)
+        return await newest_first(session, WebhookEndpoint, owned_by(ctx, WebhookEndpoint), params)
 
 
 async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
@@ -134,7 +135,7 @@ async def load_endpoint(
 ) -> WebhookEndpoint:
     """The only way to reach an endpoint: another organisation's id is simply not found."""
     eid = parse_id(endpoint_id, "webhook endpoint")
-    stmt = select(WebhookEndpoint).where(col(WebhookEndpoint.id) == eid, col(WebhookEndpoint.org_id) == ctx.org_id)
+    stmt = readable(ctx, WebhookEndpoint).where(col(WebhookEndpoint.id) == eid)
     if for_write:
         stmt = stmt.with_for_update().execution_options(populate_existing=True)
     endpoint = (await session.execute(stmt)).scalar_one_or_none()
@@ -214,9 +215,7 @@ async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
     did = parse_id(delivery_id, "webhook delivery")
     async with ctx.db.read() as session:
         attempt = (
-            await session.execute(
-                select(WebhookDelivery).where(col(WebhookDelivery.id) == did, col(WebhookDelivery.org_id) == ctx.org_id)
-            )
+            await session.execute(readable(ctx, WebhookDelivery).where(col(WebhookDelivery.id) == did))
         ).scalar_one_or_none()
     if attempt is None or attempt.message_id is None:
         # A test delivery, or its endpoint was deleted: nothing to send again.

@@ -21,6 +21,7 @@ from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
+from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.timeutil import utcnow
@@ -175,7 +176,7 @@ async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID 
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:
     """The caller's delivery attempts, newest first."""
     async with ctx.db.read() as session:
-        return await newest_first(session, WebhookDelivery, col(WebhookDelivery.org_id) == ctx.org_id, params)
+        return await newest_first(session, WebhookDelivery, owned_by(ctx, WebhookDelivery), params)
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:

@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from pydantic import model_validator
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.models import Workspace, WorkspaceStatus
-from evidence_gateway.packs.lookup import latest_pack
 from evidence_gateway.representation import workspace_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.methodology import profile_exists
-from evidence_gateway.resolvers.pagination import Page, PageParams
+from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
+from evidence_gateway.resolvers.scoping import owned, readable, rows
 from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
@@ -42,44 +41,22 @@ class WorkspaceCreate(StrictInput):
         return self
 
 
-@dataclass(frozen=True, slots=True)
-class WorkspaceDetail:
-    """A workspace with its latest run, pack and assessment (None until they exist)."""
-
-    workspace: Workspace
-    latest_calculation_run: Any = None
-    latest_pack: Any = None
-    latest_quality_assessment: Any = None
+WORKSPACES = NewestFirst(Workspace)
+_BY_ID = select(*Workspace.__table__.c).where(Workspace.__table__.c.id == bindparam("workspace_id"), owned(Workspace))
 
 
-async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[Workspace]:
-    """Newest first; the (org_id, created_at, id) index serves both statements."""
-    scoped = col(Workspace.org_id) == ctx.org_id
-    order = (col(Workspace.created_at).desc(), col(Workspace.id).desc())
-    async with ctx.db.read() as session:
-        total = (await session.execute(select(func.count()).select_from(Workspace).where(scoped))).scalar_one()
-        rows = await session.execute(
-            select(Workspace).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
-        )
-        items = list(rows.scalars())
-    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[Any]:
+    """Newest first; the (org_id, created_at, id) index serves the page and its total."""
+    return await WORKSPACES.page(ctx, params)
 
 
-async def get_workspace(ctx: Ctx, workspace_id: Any) -> Workspace:
-    async with ctx.db.read() as session:
-        return await load_workspace(session, ctx, workspace_id)
-
-
-async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
-    from evidence_gateway.resolvers.calculations import latest_for_workspace  # cycle: it imports us
-
-    async with ctx.db.read() as session:
-        workspace = await load_workspace(session, ctx, workspace_id)
-        run, assessment = await latest_for_workspace(session, ctx, workspace)
-        pack = await latest_pack(session, ctx, workspace)
-    return WorkspaceDetail(
-        workspace=workspace, latest_calculation_run=run, latest_pack=pack, latest_quality_assessment=assessment
-    )
+async def get_workspace(ctx: Ctx, workspace_id: Any) -> Any:
+    """The workspace as a row (attributes by column name): reads need no unit of work."""
+    wid = parse_id(workspace_id, "workspace")
+    found = await rows(ctx, _BY_ID, workspace_id=wid)
+    if not found:
+        raise NotFound("workspace not found", resource="workspace", id=str(workspace_id))
+    return found[0]
 
 
 async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Workspace]:
@@ -113,7 +90,7 @@ async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
 async def load_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any, *, for_write: bool = False) -> Workspace:
     """The only way to reach a workspace: another organisation's id is simply not found."""
     wid = parse_id(workspace_id, "workspace")
-    stmt = select(Workspace).where(col(Workspace.id) == wid, col(Workspace.org_id) == ctx.org_id)
+    stmt = readable(ctx, Workspace).where(col(Workspace.id) == wid)
     if for_write:
         # Re-read under the lock even if this session already holds the row.
         stmt = stmt.with_for_update().execution_options(populate_existing=True)

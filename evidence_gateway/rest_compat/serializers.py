@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evidence_gateway.representation import assessment_json, pack_json, run_json, workspace_json
-from evidence_gateway.resolvers.workspaces import WorkspaceDetail
+from evidence_gateway.resolvers.workspace_detail import WorkspaceDetail
 from evidence_gateway.settings import Settings
 
 

@@ -8,7 +8,7 @@ from starlette.routing import Route
 
 from evidence_gateway.models import ImportBatch, Workspace
 from evidence_gateway.representation import import_batch_json, workspace_json
-from evidence_gateway.resolvers import imports, workspaces
+from evidence_gateway.resolvers import imports, workspace_detail, workspaces
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.resolvers.preconditions import etag
@@ -37,7 +37,7 @@ async def create_workspace(request: Request) -> Response:
 async def get_workspace(request: Request) -> Response:
     """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment; ETag for If-Match."""
     ctx = await caller(request)
-    detail = await workspaces.get_workspace_detail(ctx, request.path_params["id"])
+    detail = await workspace_detail.get_workspace_detail(ctx, request.path_params["id"])
     return envelope(workspace_detail_json(detail, ctx.settings), headers={"ETag": etag(detail.workspace)})
 
 

@@ -175,18 +175,18 @@ class WorkspaceCalculationFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
     @strawberry.field(description="The workspace's most recent completed calculation run.")
-    async def latest_calculation_run(self, info: GqlInfo) -> CalculationRunType | None:
+    def latest_calculation_run(self, info: GqlInfo) -> CalculationRunType | None:
         run_id: Any = getattr(self, "latest_calculation_run_id", None)
         if run_id is None:
             return None
-        return _run(await info.context.loader(calculations.runs_by_ids).load(run_id))
+        return info.context.related(calculations.runs_by_ids, run_id, _run)
 
     @strawberry.field(description="Quality assessment of the latest calculation run.")
-    async def latest_quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
+    def latest_quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
         run_id: Any = getattr(self, "latest_calculation_run_id", None)
         if run_id is None:
             return None
-        return _assessment(await info.context.loader(calculations.assessments_by_run_ids).load(run_id))
+        return info.context.related(calculations.assessments_by_run_ids, run_id, _assessment)
 
     @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
     async def calculation_runs_connection(

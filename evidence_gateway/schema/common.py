@@ -6,6 +6,8 @@ from collections.abc import Awaitable
 from typing import Annotated, Any, TypeVar
 
 import strawberry
+from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
+from strawberry.types import Info
 
 from evidence_gateway.errors import NotFound
 from evidence_gateway.resolvers.pagination import Page
@@ -38,3 +40,28 @@ async def or_null(lookup: Awaitable[M]) -> M | None:
         return await lookup
     except NotFound:
         return None
+
+
+def selected_in(info: Info[Any, Any], child: str) -> set[str]:
+    """GraphQL names of the fields selected under ``child`` of the field being resolved (e.g.
+    what a page's ``items`` ask for), through fragments; lets a list read a relation for its
+    whole page only when the document asks for it."""
+    raw = info._raw_info
+    names: set[str] = set()
+
+    def walk(selection_set: SelectionSetNode | None, under: bool) -> None:
+        for node in selection_set.selections if selection_set else ():
+            if isinstance(node, FieldNode):
+                if under:
+                    names.add(node.name.value)
+                elif node.name.value == child:
+                    walk(node.selection_set, True)
+            elif isinstance(node, InlineFragmentNode):
+                walk(node.selection_set, under)
+            elif isinstance(node, FragmentSpreadNode):
+                fragment = raw.fragments.get(node.name.value)
+                walk(fragment.selection_set if fragment else None, under)
+
+    for field_node in raw.field_nodes:
+        walk(field_node.selection_set, False)
+    return names

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -50,6 +50,28 @@ class GraphQLContext:
             idempotency=self.idempotency,
         )
 
+    def related(self, batch: BatchFn[K, V], key: K, convert: Callable[[V | None], Any]) -> Any:
+        """One record of a relation, converted: at once when this request already holds it (a
+        list prefetched it for its page), else an awaitable through the request's DataLoader.
+
+        Answering at once keeps the field synchronous: graphql-core schedules every awaitable
+        field of every item as a task, which cost more than the read itself (bench/layers.py).
+        Typed ``Any`` because a field's annotation names its GraphQL type, not the awaitable.
+        """
+        loader = self.loader(batch)
+        held = loader.cache_map.get(key)
+        if held is not None and held.done() and not held.cancelled() and held.exception() is None:
+            return convert(held.result())
+        return _converted(loader.load(key), convert)
+
+    async def prefetch(self, batch: BatchFn[K, V], keys: Iterable[K | None]) -> None:
+        """Read a relation for a whole page in one batch, into the request's DataLoader."""
+        loader = self.loader(batch)
+        wanted = [k for k in dict.fromkeys(keys) if k is not None and loader.cache_map.get(k) is None]
+        if wanted:
+            found = await batch(self.ctx, wanted)
+            loader.prime_many({k: found.get(k) for k in wanted})  # type: ignore[misc]
+
     def loader(self, batch: BatchFn[K, V], default: Any = None) -> DataLoader[K, V]:
         """One DataLoader per batch function per request, named by that function."""
         existing = self._loaders.get(batch)
@@ -64,3 +86,7 @@ class GraphQLContext:
         created: DataLoader[K, V] = DataLoader(load_fn=load)
         self._loaders[batch] = created
         return created
+
+
+async def _converted(pending: Awaitable[V | None], convert: Callable[[V | None], Any]) -> Any:
+    return convert(await pending)

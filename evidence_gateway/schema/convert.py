@@ -15,28 +15,40 @@ from evidence_gateway.timeutil import as_aware
 T = TypeVar("T")
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Copy:
+    """How a type's plain fields are copied from a record, worked out once per type."""
+
+    as_is: tuple[str, ...]
+    stamps: tuple[str, ...]  # datetimes: naive UTC values become aware
+    enums: tuple[tuple[str, Any], ...]  # strings become the field's enum
+
+
 @cache
-def _plain_fields(cls: Any) -> tuple[tuple[str, Any], ...]:
-    definition = cls.__strawberry_definition__
-    out = []
-    for f in definition.fields:
+def _copy_of(cls: Any) -> _Copy:
+    as_is, stamps, enums = [], [], []
+    for f in cls.__strawberry_definition__.fields:
         if f.base_resolver is not None:
             continue
-        target = f.type if isinstance(f.type, type) and issubclass(f.type, enum.Enum) else None
-        out.append((f.python_name, target))
-    return tuple(out)
+        of_type = getattr(f.type, "of_type", f.type)  # through Optional
+        if isinstance(f.type, type) and issubclass(f.type, enum.Enum):
+            enums.append((f.python_name, f.type))
+        elif of_type is datetime:
+            stamps.append(f.python_name)
+        else:
+            as_is.append(f.python_name)
+    return _Copy(tuple(as_is), tuple(stamps), tuple(enums))
 
 
 def from_model(cls: type[T], obj: Any) -> T:
     """Copy same-named attributes; naive UTC datetimes become aware, strings become enums."""
-    kwargs: dict[str, Any] = {}
-    for name, enum_type in _plain_fields(cls):  # type: ignore[arg-type]
+    plan = _copy_of(cls)
+    kwargs = {name: getattr(obj, name) for name in plan.as_is}
+    for name in plan.stamps:
+        kwargs[name] = as_aware(getattr(obj, name))
+    for name, enum_type in plan.enums:
         value = getattr(obj, name)
-        if isinstance(value, datetime):
-            value = as_aware(value)
-        elif enum_type is not None and value is not None:
-            value = enum_type(value)
-        kwargs[name] = value
+        kwargs[name] = None if value is None else enum_type(value)
     return cls(**kwargs)
 
 

@@ -26,10 +26,10 @@ from graphql import (
     GraphQLObjectType,
 )
 from graphql.pyutils import Path
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.utils.str_converters import to_camel_case
 
 from evidence_gateway.errors import InvalidInput
+from evidence_gateway.schema.execution import PlainLeaves
 
 _INDEX = re.compile(r"\[\d+\]")
 _NAME = re.compile(r"\.?([^.\[]+)")
@@ -75,7 +75,7 @@ def graphql_field_path(field: GraphQLField, rest_path: str) -> str:
     return out
 
 
-class GraphQLInputPaths(StrawberryGraphQLCoreExecutionContext):
+class GraphQLInputPaths(PlainLeaves):
     """Executor whose field errors name GraphQL input paths (see the module docstring)."""
 
     def handle_field_error(self, raw_error: Exception, return_type: Any, field_details_list: Any, path: Path) -> None:

@@ -195,9 +195,28 @@ def _lists_of(schema: GraphQLSchema) -> ListFields:
     return found
 
 
+_COSTS: dict[tuple[int, int, str | None], tuple[DocumentNode, int]] = {}
+
+
 def operation_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
     """The cost of the operation that runs, measured as the cost ceiling measures it (at least 1),
-    so the rate-limit budget (ratelimit/graphql.py) charges the same number the limit checks."""
+    so the rate-limit budget (ratelimit/graphql.py) charges the same number the limit checks.
+
+    Variables do not enter it (a variable page size counts as the largest page), so it is kept
+    per parsed document: the parser cache hands the same document to every request sending the
+    same text, and the walk was about a tenth of a page's GraphQL time."""
+    key = (id(schema), id(document), operation_name)
+    held = _COSTS.get(key)
+    if held is not None and held[0] is document:  # the document is kept: its id cannot be reused
+        return held[1]
+    cost = _operation_cost(schema, document, operation_name)
+    if len(_COSTS) >= CACHE_SIZE * 4:
+        _COSTS.clear()
+    _COSTS[key] = (document, cost)
+    return cost
+
+
+def _operation_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
     definitions = document.definitions
     walk = DocumentWalk(
         {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}, _lists_of(schema)

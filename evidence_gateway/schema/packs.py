@@ -228,12 +228,13 @@ class WorkspacePackFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
     @strawberry.field(description="The workspace's current pack (latest successful generation).")
-    async def latest_pack(self, info: GqlInfo) -> ReportPackType | None:
+    def latest_pack(self, info: GqlInfo) -> ReportPackType | None:
         pack_id: Any = getattr(self, "latest_report_pack_id", None)
         if pack_id is None:
             return None
-        found = await info.context.loader(packs.packs_by_ids).load(pack_id)
-        return None if found is None else pack_type(found)
+        return info.context.related(
+            packs.packs_by_ids, pack_id, lambda found: None if found is None else pack_type(found)
+        )
 
     @strawberry.field(description="The workspace's packs, newest first, by cursor.")
     async def packs_connection(

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway.resolvers import connections, imports, workspaces
+from evidence_gateway.resolvers import calculations, connections, imports, packs, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
-from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
+from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null, selected_in
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import (
@@ -127,12 +128,32 @@ class RegisterImportInput:
     shipments: list[ShipmentRowInput] | None = strawberry.field(default=None, description="Optional shipment rows.")
 
 
+# Relations a page of workspaces reads for all its items at once when the document selects them
+# (GraphQL name -> DataLoader batch and the workspace column holding the key).
+_PAGE_RELATIONS = {
+    "latestCalculationRun": (calculations.runs_by_ids, "latest_calculation_run_id"),
+    "latestQualityAssessment": (calculations.assessments_by_run_ids, "latest_calculation_run_id"),
+    "latestPack": (packs.packs_by_ids, "latest_report_pack_id"),
+}
+
+
+async def _prefetch_relations(info: GqlInfo, items: Sequence[Any]) -> None:
+    """Each selected relation in one batch for the page, before the items resolve: their fields
+    then answer without awaiting (GraphQLContext.related)."""
+    if not items:
+        return
+    for name in selected_in(info, "items") & _PAGE_RELATIONS.keys():
+        batch, column = _PAGE_RELATIONS[name]
+        await info.context.prefetch(batch, [getattr(item, column) for item in items])
+
+
 @strawberry.type
 class Query:
     @strawberry.field(description="The caller's workspaces, newest first.")
     async def workspaces(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> WorkspacePage:
         ctx = info.context.ctx
         result = await workspaces.list_workspaces(ctx, page_params(page, per_page))
+        await _prefetch_relations(info, result.items)
         return WorkspacePage(
             items=[from_model(WorkspaceType, w) for w in result.items], pagination=PaginationMeta.of(result)
         )
