@@ -32,9 +32,12 @@ from typing import Any
 import httpx
 from pack_rss import Sampler, pg_url, proc_status, rows, wait_ready
 
+SLICE = 1024 * 1024  # PostgreSQL stores a file as rows of slices (artifact_content_chunk)
+
 
 def enlarge(url: str, artifact_id: str, content: bytes) -> None:
-    """Replace the artifact's bytes (and the size and digest that describe them)."""
+    """Replace the artifact's bytes (and the size and digest that describe them): one BLOB on
+    SQLite, consecutive slices on PostgreSQL, as the server stores them."""
     digest = hashlib.sha256(content).hexdigest()
     if url.startswith("sqlite"):
         import sqlite3
@@ -55,7 +58,11 @@ def enlarge(url: str, artifact_id: str, content: bytes) -> None:
         conn = await asyncpg.connect(url.replace("postgresql://", "postgres://"))
         try:
             aid = uuid.UUID(artifact_id)
-            await conn.execute("UPDATE artifact_content SET content = $1 WHERE artifact_id = $2", content, aid)
+            await conn.execute("DELETE FROM artifact_content_chunk WHERE artifact_id = $1", aid)
+            await conn.executemany(
+                "INSERT INTO artifact_content_chunk (artifact_id, seq, data) VALUES ($1, $2, $3)",
+                [(aid, i, content[at : at + SLICE]) for i, at in enumerate(range(0, len(content), SLICE))],
+            )
             await conn.execute(
                 "UPDATE pack_artifact SET size_bytes = $1, content_sha256 = $2 WHERE id = $3", len(content), digest, aid
             )

@@ -3,8 +3,8 @@
 Both apps are driven through ASGI directly on one event loop (eight requests in flight) against
 the same fresh database (SQLite file, or PostgreSQL with --pg; 1,000 workspaces in one
 organisation), and the process's CPU time (every thread's) is divided by the requests served:
-what is left is the work each app does per request, without the HTTP parser both share. Each variant peels one layer off the product, so the differences are the
-layers' costs:
+what is left is the work each app does per request, without the HTTP parser both share. Each
+variant peels one layer off the product, so the differences are the layers' costs:
 
 - floor:           bench/floor_app.py (Starlette + Core, statements built once, tuple rows)
 - product:         the app as served

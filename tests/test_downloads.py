@@ -138,3 +138,16 @@ async def test_large_artifacts_stream_in_chunks(api: Api) -> None:
     assert resp.status_code == 200 and int(resp.headers["content-length"]) == artifact["size_bytes"]
     doc = json.loads(resp.content)
     assert [s["external_id"] for s in doc["shipments"]] == [r["external_id"] for r in rows]
+
+
+async def test_head_over_a_signed_link_gives_the_headers_without_the_bytes(api: Api) -> None:
+    artifacts = await artifacts_of(api)
+    artifact = artifacts["shipment_csv"]
+    resp = await api.http.head(artifact["signed_download_url"])
+    assert resp.status_code == 200 and resp.content == b""
+    assert resp.headers["etag"] == f'"{artifact["content_sha256"]}"'
+    assert resp.headers["content-disposition"] == f'attachment; filename="{artifact["file_name"]}"'
+    # The link's parameters decide even with a key: a broken one is refused, never the key's answer.
+    broken = with_query(artifact["signed_download_url"], signature="0" * 64)
+    resp = await api.http.head(broken, headers={"Authorization": f"Bearer {api.key}"})
+    assert resp.status_code == 403

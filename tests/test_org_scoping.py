@@ -12,7 +12,9 @@ from sqlalchemy.exc import StatementError
 from evidence_gateway.resolvers import scoping, workspaces
 from tests.conftest import Api, create_workspace
 
-RESOLVERS = Path(__file__).resolve().parent.parent / "evidence_gateway" / "resolvers"
+PACKAGE = Path(__file__).resolve().parent.parent / "evidence_gateway"
+# The resolvers and the pack pipeline they drive.
+SCOPED = (PACKAGE / "resolvers", PACKAGE / "packs")
 # An SQL condition on org_id written by hand: `col(X.org_id) == ...`, `X.org_id == ...`.
 HAND_WRITTEN = re.compile(r"\borg_id\)?\s*==")
 
@@ -30,8 +32,9 @@ query($id: UUID!) {
 
 def test_no_resolver_filters_org_id_by_hand() -> None:
     offenders = [
-        f"{path.relative_to(RESOLVERS.parent.parent)}:{number}: {line.strip()}"
-        for path in sorted(RESOLVERS.rglob("*.py"))
+        f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}"
+        for folder in SCOPED
+        for path in sorted(folder.rglob("*.py"))
         if path.name != "scoping.py"
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if HAND_WRITTEN.search(line)

@@ -12,9 +12,9 @@ from sqlmodel import col
 from evidence_gateway.errors import Conflict, NotFound, Unauthenticated
 from evidence_gateway.events import EventType
 from evidence_gateway.models import ApprovalAction, ApprovalActionType, PackStatus, WorkspaceStatus
+from evidence_gateway.packs.lookup import artifacts_of, load_pack
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.packs import artifacts_of, load_pack
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.scoping import readable
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -36,7 +35,6 @@ from evidence_gateway.events import EventType
 from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     ApprovalAction,
-    ArtifactContent,
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
@@ -50,13 +48,17 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
+from evidence_gateway.packs import store
+from evidence_gateway.packs.download import Download, SignedLink
+from evidence_gateway.packs.lookup import PackDetail, artifacts_of, in_type_order, load_pack
+from evidence_gateway.packs.render import render_and_store
+from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
-from evidence_gateway.resolvers.pack_render import render_and_store
-from evidence_gateway.resolvers.pack_snapshot import take_snapshot
 from evidence_gateway.resolvers.preconditions import touch
+from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -78,19 +80,10 @@ _BUILDABLE = {
     WorkspaceStatus.published.value,
 }
 _KEEP_ON_NEW_VERSION = (PackStatus.published.value, PackStatus.archived.value, PackStatus.failed.value)
-_TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
 
 class GeneratePackInput(StrictInput):
     legacy_report_id: UUIDField | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PackDetail:
-    pack: ReportPack
-    artifacts: list[PackArtifact]
-    calculation_run: CalculationRun | None = None
-    quality_assessment: DataQualityAssessment | None = None
 
 
 @dataclass(slots=True)
@@ -177,7 +170,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
             await session.execute(
                 select(DataQualityAssessment).where(
                     col(DataQualityAssessment.calculation_run_id) == run.id,
-                    col(DataQualityAssessment.org_id) == ctx.org_id,
+                    owned_by(ctx, DataQualityAssessment),
                 )
             )
         ).scalar_one_or_none()
@@ -188,9 +181,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         ).scalar_one()
         # Every event committed so far (a gapless prefix, see events.py): the audit trail's end.
         audit_sequence = (
-            await session.execute(
-                select(func.coalesce(func.max(Event.sequence), 0)).where(col(Event.org_id) == ctx.org_id)
-            )
+            await session.execute(select(func.coalesce(func.max(Event.sequence), 0)).where(owned_by(ctx, Event)))
         ).scalar_one()
         version = (last or 0) + 1
         now = utcnow()
@@ -242,7 +233,7 @@ async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) ->
             await session.execute(
                 select(CalculationRun).where(
                     col(CalculationRun.id) == workspace.latest_calculation_run_id,
-                    col(CalculationRun.org_id) == ctx.org_id,
+                    owned_by(ctx, CalculationRun),
                 )
             )
         ).scalar_one_or_none()
@@ -268,7 +259,7 @@ async def _legacy_for_pack(
         return None
     report = (
         await session.execute(
-            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, col(LegacyReport.org_id) == ctx.org_id)
+            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, owned_by(ctx, LegacyReport))
         )
     ).scalar_one_or_none()
     if report is None:
@@ -400,8 +391,7 @@ async def fail_pack(
     lease_end = as_aware(pack.lease_expires_at)
     if expired_only and (lease_end is None or lease_end >= utcnow()):
         return False
-    artifact_ids = select(col(PackArtifact.id)).where(col(PackArtifact.report_pack_id) == pack_id)
-    await session.execute(delete(ArtifactContent).where(col(ArtifactContent.artifact_id).in_(artifact_ids)))
+    await store.discard(session, pack_id)
     await session.execute(
         update(PackArtifact)
         .where(col(PackArtifact.report_pack_id) == pack_id)
@@ -424,35 +414,6 @@ async def fail_pack(
 
 
 # ---- reads ------------------------------------------------------------------------------------
-
-
-async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
-    """The only way to reach a pack: another organisation's id is simply not found."""
-    pid = parse_id(pack_id, "pack")
-    stmt = select(ReportPack).where(col(ReportPack.id) == pid, col(ReportPack.org_id) == ctx.org_id)
-    if for_write:
-        # Re-read under the lock even if this session already holds the row.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    pack = (await session.execute(stmt)).scalar_one_or_none()
-    if pack is None:
-        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return pack
-
-
-async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
-    """Artifacts of each pack, in pack_hash (type) order."""
-    out: dict[uuid.UUID, list[PackArtifact]] = {i: [] for i in pack_ids}
-    if not pack_ids:
-        return out
-    rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
-    for a in rows.scalars():
-        out[a.report_pack_id].append(a)
-    return {pack_id: in_type_order(items) for pack_id, items in out.items()}
-
-
-def in_type_order(artifacts: Sequence[Any]) -> list[Any]:
-    """Artifacts in pack_hash (type) order: the order every listing shows them in."""
-    return sorted(artifacts, key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
 
 
 async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
@@ -481,69 +442,26 @@ async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
         return (await artifacts_of(session, [pack.id]))[pack.id]
 
 
-# ---- artifact content ---------------------------------------------------------------------------
+# ---- downloads ----------------------------------------------------------------------------------
 
 
-async def artifact_for_download(ctx: Ctx | None, db: Any, artifact_id: Any) -> PackArtifact:
-    """With a Ctx: scoped to its organisation. Without (a verified signed link): by id alone."""
+async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
+    """GET /artifacts/{id}/download: a key reads its organisation's artifacts, a signed link the
+    one it was signed for; only a generated artifact has bytes (409 otherwise)."""
     aid = parse_id(artifact_id, "artifact")
     stmt = select(PackArtifact).where(col(PackArtifact.id) == aid)
-    if ctx is not None:
-        stmt = stmt.where(col(PackArtifact.org_id) == ctx.org_id)
-    async with db.read() as session:
+    if isinstance(caller, SignedLink):
+        if parse_id(caller.artifact_id, "artifact") != aid:
+            raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
+    else:
+        stmt = stmt.where(owned_by(caller, PackArtifact))
+    async with caller.db.read() as session:
         artifact = (await session.execute(stmt)).scalar_one_or_none()
     if artifact is None:
         raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
     if artifact.status != ArtifactStatus.generated.value:
         raise Conflict("artifact has no content", reason=f"artifact is {artifact.status}", status=artifact.status)
-    return artifact
-
-
-CONTENT_CHUNK = 1024 * 1024
-
-
-async def read_content(db: Any, artifact: PackArtifact, offset: int, length: int) -> bytes:
-    """One slice of the stored bytes (SQL substr works on BLOB and bytea alike; 1-based)."""
-    async with db.read() as session:
-        value = (
-            await session.execute(
-                select(func.substr(ArtifactContent.content, offset + 1, length)).where(
-                    col(ArtifactContent.artifact_id) == artifact.id
-                )
-            )
-        ).scalar_one_or_none()
-    if value is None:
-        raise NotFound("artifact content not found", resource="pack_artifact", id=str(artifact.id))
-    return bytes(value)
-
-
-def content_chunks(db: Any, artifact: PackArtifact) -> Callable[[], Any]:
-    """An async generator factory over the content, one megabyte at a time. On SQLite through
-    incremental blob reads (sqlite_blobs.py): substr() there loads the whole file per slice."""
-    if db.is_sqlite and db.engine.url.database not in (None, "", ":memory:"):
-        from evidence_gateway import sqlite_blobs
-
-        return lambda: sqlite_blobs.chunks(
-            db.engine.url.database,
-            ArtifactContent.__tablename__,
-            "content",
-            "artifact_id",
-            artifact.id,
-            artifact.size_bytes or 0,
-            sqlite_blobs.STREAM_CHUNK,
-        )
-
-    async def chunks() -> Any:
-        size = artifact.size_bytes or 0
-        offset = 0
-        while offset < size:
-            piece = await read_content(db, artifact, offset, min(CONTENT_CHUNK, size - offset))
-            if not piece:
-                break
-            yield piece
-            offset += len(piece)
-
-    return chunks
+    return Download(artifact, caller.db)
 
 
 # ---- DataLoader batch functions -----------------------------------------------------------------

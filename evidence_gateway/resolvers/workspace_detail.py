@@ -17,8 +17,8 @@ from sqlalchemy import Row, Table, and_, bindparam, select
 
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, PackArtifact, ReportPack, Workspace
+from evidence_gateway.packs.lookup import PackDetail, in_type_order
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.packs import PackDetail, in_type_order
 from evidence_gateway.resolvers.scoping import owned, rows
 from evidence_gateway.resolvers.validation import parse_id
 

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from evidence_gateway import signing
+from evidence_gateway.packs.download import SignedLink
 from evidence_gateway.read_models import (
     ApprovalAction,
     ApprovalActionResult,
@@ -14,9 +14,9 @@ from evidence_gateway.read_models import (
     ReportPack,
     ReportPackDetail,
 )
+from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers import approvals, packs
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.packs import CONTENT_CHUNK
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write
@@ -82,31 +82,40 @@ def _etag_matches(header: str | None, etag: str) -> bool:
     return "*" in candidates or etag in candidates
 
 
-async def download_artifact(request: Request) -> Response:
-    """GET /v2/artifacts/{id}/download: a valid signature needs no key; without one, the Bearer key."""
-    state = request.app.state
-    artifact_id = request.path_params["id"]
+async def download_caller(request: Request) -> Ctx | SignedLink:
+    """A valid signature needs no key; signature parameters, when present, decide (a wrong one is
+    403 even with a key). Without them, the Bearer key."""
     query = request.query_params
-    if "signature" in query or "expires" in query:
-        signing.verify(state.settings, request.method, artifact_id, query.get("expires"), query.get("signature"))
-        artifact = await packs.artifact_for_download(None, state.db, artifact_id)
-    else:
-        ctx = await caller(request)
-        artifact = await packs.artifact_for_download(ctx, state.db, artifact_id)
+    if "signature" not in query and "expires" not in query:
+        return await caller(request)
+    state = request.app.state
+    return SignedLink.verify(
+        state.db,
+        state.settings,
+        request.method,
+        request.path_params["id"],
+        query.get("expires"),
+        query.get("signature"),
+        request_id_of(request.scope),
+    )
+
+
+async def download_artifact(request: Request) -> Response:
+    """GET /v2/artifacts/{id}/download: the bytes, over a signed link or with the Bearer key."""
+    download = await packs.open_download(await download_caller(request), request.path_params["id"])
+    artifact = download.artifact
     etag = f'"{artifact.content_sha256}"'
     # Cache-Control: no-store and nosniff come with every credentialed answer (response_headers.py).
     headers = {"ETag": etag}
     if _etag_matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     headers["Content-Disposition"] = f'attachment; filename="{artifact.file_name}"'
-    size = artifact.size_bytes or 0
     media_type = artifact.content_type or "application/octet-stream"
-    if size <= CONTENT_CHUNK:
-        content = await packs.read_content(state.db, artifact, 0, max(size, 1)) if size else b""
-        return Response(content, media_type=media_type, headers=headers)
-    # Large files stream from the database a megabyte at a time: memory stays flat.
-    headers["Content-Length"] = str(size)
-    return StreamingResponse(packs.content_chunks(state.db, artifact)(), media_type=media_type, headers=headers)
+    if download.small:
+        return Response(await download.whole(), media_type=media_type, headers=headers)
+    # Large files stream from the database a slice at a time: memory stays flat.
+    headers["Content-Length"] = str(artifact.size_bytes)
+    return StreamingResponse(download.slices(), media_type=media_type, headers=headers)
 
 
 routes = [

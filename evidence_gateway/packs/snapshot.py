@@ -1,6 +1,6 @@
 """The snapshot a pack's files show: taken inside the generation transaction, as plain data.
 
-Everything except the shipment rows (streamed later by pack_render). Audit trail rules:
+Everything except the shipment rows (streamed later by rows.py and render.py). Audit trail rules:
 docs/packs.md "Audit trail".
 """
 
@@ -41,6 +41,7 @@ from evidence_gateway.models import (
     Workspace,
 )
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned_by
 
 
 async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tuple[list[ImportBatch], PackData]:
@@ -51,14 +52,12 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
     the same files.
     """
     workspace = (
-        await session.execute(
-            select(Workspace).where(col(Workspace.id) == pack.workspace_id, col(Workspace.org_id) == ctx.org_id)
-        )
+        await session.execute(select(Workspace).where(col(Workspace.id) == pack.workspace_id, owned_by(ctx, Workspace)))
     ).scalar_one()
     run = (
         await session.execute(
             select(CalculationRun).where(
-                col(CalculationRun.id) == pack.calculation_run_id, col(CalculationRun.org_id) == ctx.org_id
+                col(CalculationRun.id) == pack.calculation_run_id, owned_by(ctx, CalculationRun)
             )
         )
     ).scalar_one()
@@ -70,9 +69,7 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
     legacy = (
         (
             await session.execute(
-                select(LegacyReport).where(
-                    col(LegacyReport.id) == pack.legacy_report_id, col(LegacyReport.org_id) == ctx.org_id
-                )
+                select(LegacyReport).where(col(LegacyReport.id) == pack.legacy_report_id, owned_by(ctx, LegacyReport))
             )
         ).scalar_one_or_none()
         if pack.legacy_report_id
@@ -84,7 +81,7 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
                 select(ImportBatch)
                 .where(
                     col(ImportBatch.workspace_id) == workspace.id,
-                    col(ImportBatch.org_id) == ctx.org_id,
+                    owned_by(ctx, ImportBatch),
                     # The run's imports: any later one would have superseded it (data_version).
                     col(ImportBatch.created_at) <= (run.completed_at or run.created_at),
                 )
@@ -211,16 +208,12 @@ async def _methodology_info(session: AsyncSession, run: CalculationRun) -> Metho
 async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID, pack: ReportPack) -> list[EvidenceInfo]:
     """Items attached to the workspace, to one of its shipments, or to one of its packs, up to the
     pack's allocation."""
-    packs = select(col(ReportPack.id)).where(
-        col(ReportPack.workspace_id) == workspace_id, col(ReportPack.org_id) == ctx.org_id
-    )
-    shipments = select(col(Shipment.id)).where(
-        col(Shipment.workspace_id) == workspace_id, col(Shipment.org_id) == ctx.org_id
-    )
+    packs = select(col(ReportPack.id)).where(col(ReportPack.workspace_id) == workspace_id, owned_by(ctx, ReportPack))
+    shipments = select(col(Shipment.id)).where(col(Shipment.workspace_id) == workspace_id, owned_by(ctx, Shipment))
     rows = await session.execute(
         select(EvidenceItem)
         .where(
-            col(EvidenceItem.org_id) == ctx.org_id,
+            owned_by(ctx, EvidenceItem),
             col(EvidenceItem.uploaded_at) <= pack.created_at,
             or_(
                 col(EvidenceItem.workspace_id) == workspace_id,
@@ -288,7 +281,7 @@ async def audit_trail(
             )
             .outerjoin(ApiKey, col(ApiKey.id) == col(Event.actor))
             .where(
-                col(Event.org_id) == ctx.org_id,
+                owned_by(ctx, Event),
                 col(Event.workspace_id) == workspace_id,
                 col(Event.sequence) <= upto_sequence,
                 col(Event.type).in_([t.value for t in _AUDITED]),

@@ -1,6 +1,11 @@
-"""Reading a large artifact from SQLite a slice at a time without loading all of it.
+"""Writing and reading a large artifact in SQLite a slice at a time, never all of it at once.
 
-SQL ``substr()`` over a BLOB makes SQLite materialise the whole value for every call, so each
+Writing: binding a 50 MB file as one value held it three times (the bytes, the driver's copy,
+SQLite's record), so a file is stored as ``zeroblob(size)`` and then filled slice by slice
+through an incremental blob handle, inside the caller's write transaction: the file is
+complete when that commits, and not there at all if it does not.
+
+Reading: SQL ``substr()`` over a BLOB makes SQLite materialise the whole value for every call, so each
 megabyte streamed cost the whole file in memory (24 downloads of 24 MB peaked near +500 MB).
 SQLite's incremental blob I/O (``sqlite3.Connection.blobopen``) reads only the pages asked
 for. One handle is kept per download: SQLite caches where each overflow page of the value is
@@ -15,12 +20,16 @@ import asyncio
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import IO, Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 CACHE_KIB = 64
 # Bytes per slice sent: every concurrent download holds about one slice (and the socket buffer
 # a copy of it), so smaller slices keep many downloads flat; blob reads make them cheap.
 STREAM_CHUNK = 256 * 1024
+# Bytes per slice written: one slice of the spooled file is in memory at a time.
+WRITE_CHUNK = 1024 * 1024
 
 
 class BlobGone(LookupError):
@@ -72,3 +81,27 @@ async def chunks(
             offset += len(piece)
     finally:
         await asyncio.shield(asyncio.to_thread(_close, con, blob))
+
+
+def _fill(con: sqlite3.Connection, table: str, column: str, rowid: int, source: IO[bytes], size: int) -> None:
+    """Runs on the connection's own thread: copy ``source`` into the zero-filled BLOB."""
+    written = 0
+    with con.blobopen(table, column, rowid) as blob:
+        while block := source.read(WRITE_CHUNK):
+            blob.write(block)  # a handle cannot grow the value: more bytes than size raise here
+            written += len(block)
+    if written != size:
+        raise ValueError(f"{table}.{column} row {rowid}: wrote {written} bytes into a BLOB of {size}")
+
+
+async def fill(session: AsyncSession, table: str, column: str, rowid: int, source: IO[bytes], size: int) -> None:
+    """Write ``source`` (``size`` bytes, rewound) into the ``zeroblob(size)`` the session inserted
+    at ``rowid``, within the session's open write transaction.
+
+    aiosqlite has no blob API, so the copy runs as one call on aiosqlite's own thread, which owns
+    the session's connection (SQLAlchemy's adapter queues its isolation-level changes the same
+    way).
+    """
+    connection = await session.connection()
+    driver: Any = (await connection.get_raw_connection()).driver_connection
+    await driver._execute(_fill, driver._conn, table, column, rowid, source, size)

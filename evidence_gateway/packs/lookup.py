@@ -1,0 +1,67 @@
+"""Reaching a pack and its artifacts within the caller's organisation.
+
+Apart from the pack operations so that the workspace detail and approvals share them without
+importing the generation pipeline.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.errors import NotFound
+from evidence_gateway.models import (
+    ArtifactType,
+    CalculationRun,
+    DataQualityAssessment,
+    PackArtifact,
+    ReportPack,
+)
+from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.scoping import owned_by
+from evidence_gateway.resolvers.validation import parse_id
+
+_TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
+
+
+@dataclass(frozen=True, slots=True)
+class PackDetail:
+    pack: ReportPack
+    artifacts: list[PackArtifact]
+    calculation_run: CalculationRun | None = None
+    quality_assessment: DataQualityAssessment | None = None
+
+
+async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
+    """The only way to reach a pack: another organisation's id is simply not found."""
+    pid = parse_id(pack_id, "pack")
+    stmt = select(ReportPack).where(col(ReportPack.id) == pid, owned_by(ctx, ReportPack))
+    if for_write:
+        # Re-read under the lock even if this session already holds the row.
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    pack = (await session.execute(stmt)).scalar_one_or_none()
+    if pack is None:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return pack
+
+
+async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
+    """Artifacts of each pack, in pack_hash (type) order."""
+    out: dict[uuid.UUID, list[PackArtifact]] = {i: [] for i in pack_ids}
+    if not pack_ids:
+        return out
+    rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
+    for a in rows.scalars():
+        out[a.report_pack_id].append(a)
+    return {pack_id: in_type_order(items) for pack_id, items in out.items()}
+
+
+def in_type_order(artifacts: Sequence[Any]) -> list[Any]:
+    """Artifacts in pack_hash (type) order: the order every listing shows them in."""
+    return sorted(artifacts, key=lambda a: _TYPE_ORDER.get(a.artifact_type, 99))
