@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -56,9 +56,10 @@ from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
+from evidence_gateway.resolvers.joined import Joined
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.preconditions import touch
-from evidence_gateway.resolvers.scoping import owned_by
+from evidence_gateway.resolvers.scoping import owned, owned_by, rows, rows_many, table_of
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -416,30 +417,45 @@ async def fail_pack(
 # ---- reads ------------------------------------------------------------------------------------
 
 
+_PACK: Table = table_of(ReportPack)
+_RUN: Table = table_of(CalculationRun)
+_ASSESSMENT: Table = table_of(DataQualityAssessment)
+_ARTIFACT: Table = table_of(PackArtifact)
+_PACK_BY_ID = select(*_PACK.c).where(_PACK.c.id == bindparam("pack_id"), owned(_PACK))
+_PACK_ARTIFACTS = select(*_ARTIFACT.c).where(_ARTIFACT.c.report_pack_id == bindparam("pack_id"), owned(_ARTIFACT))
+_PACK_DETAIL = Joined(
+    _PACK,
+    (_RUN, _RUN.c.id == _PACK.c.calculation_run_id),
+    (_ASSESSMENT, _ASSESSMENT.c.id == _PACK.c.data_quality_assessment_id),
+    where=_PACK.c.id == bindparam("pack_id"),
+)
+
+
 async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
-    """GET /packs/{id}: the pack with its run, assessment and artifacts."""
-    async with ctx.db.read() as session:
-        pack = await load_pack(session, ctx, pack_id)
-        run = await session.get(CalculationRun, pack.calculation_run_id) if pack.calculation_run_id else None
-        assessment = (
-            await session.get(DataQualityAssessment, pack.data_quality_assessment_id)
-            if pack.data_quality_assessment_id
-            else None
-        )
-        artifacts = (await artifacts_of(session, [pack.id]))[pack.id]
-    return PackDetail(pack=pack, artifacts=artifacts, calculation_run=run, quality_assessment=assessment)
+    """GET /packs/{id}: the pack with its run, assessment and artifacts (two reads at once)."""
+    params = {"pack_id": parse_id(pack_id, "pack")}
+    detail, artifacts = await rows_many(ctx, (_PACK_DETAIL.statement, params), (_PACK_ARTIFACTS, params))
+    if not detail:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    pack, run, assessment = _PACK_DETAIL.split(detail[0])
+    return PackDetail(pack=pack, artifacts=in_type_order(artifacts), calculation_run=run, quality_assessment=assessment)
 
 
-async def get_pack(ctx: Ctx, pack_id: Any) -> ReportPack:
-    async with ctx.db.read() as session:
-        return await load_pack(session, ctx, pack_id)
+async def get_pack(ctx: Ctx, pack_id: Any) -> Any:
+    """The pack as a row (attributes by column name)."""
+    found = await rows(ctx, _PACK_BY_ID, pack_id=parse_id(pack_id, "pack"))
+    if not found:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return found[0]
 
 
-async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifact]:
+async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[Any]:
     """GET /packs/{id}/artifacts: all nine, in pack_hash order."""
-    async with ctx.db.read() as session:
-        pack = await load_pack(session, ctx, pack_id)
-        return (await artifacts_of(session, [pack.id]))[pack.id]
+    params = {"pack_id": parse_id(pack_id, "pack")}
+    pack, artifacts = await rows_many(ctx, (_PACK_BY_ID, params), (_PACK_ARTIFACTS, params))
+    if not pack:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return in_type_order(artifacts)
 
 
 # ---- downloads ----------------------------------------------------------------------------------
