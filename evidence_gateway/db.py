@@ -63,6 +63,9 @@ class Database:
         self._reader: _SqliteReader | None = None
         if self.is_sqlite and self.engine.url.database not in (None, "", ":memory:"):
             self._reader = _SqliteReader(self.engine.url.database or "", echo=echo)
+        # PostgreSQL reads in autocommit: no BEGIN and ROLLBACK around them (two round trips of
+        # three); under READ COMMITTED each statement took its own snapshot anyway.
+        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
 
     @property
     def sync_engines(self) -> list[Engine]:
@@ -82,7 +85,7 @@ class Database:
         them, where the async adapter takes about four per statement (bench/layers.py)."""
         if self._reader is not None:
             return await self._reader.run(statements)
-        async with self.engine.connect() as conn:
+        async with self._autocommit.connect() as conn:
             return [(await conn.execute(stmt, dict(params))).all() for stmt, params in statements]
 
     @asynccontextmanager
