@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import http.client
 import json
 import math
@@ -1044,12 +1045,15 @@ def main() -> int:
         action="store_true",
         help="serve the previous floor (statements built per request) where the product runs: ratios = previous/floor",
     )
+    parser.add_argument("--workers", type=int, nargs="+", help="uvicorn worker counts to run (default: the mode's)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON", help="print the tables of a results file and exit")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads(Path(args.markdown).read_text())))
         return 0
     mode = QUICK if args.quick else FULL
+    if args.workers:
+        mode = dataclasses.replace(mode, workers=args.workers)
     # SIGTERM (e.g. `timeout`) unwinds through the finally blocks: servers stopped, PG databases dropped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     RESULTS.mkdir(exist_ok=True)
