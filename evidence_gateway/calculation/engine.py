@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from evidence_gateway.calculation import distance as dist
-from evidence_gateway.calculation import quality
+from evidence_gateway.calculation import flags as flag_ids
 
 ENGINE_VERSION = "2"
 # Contract row tiers (the four *_data_percent fields of an assessment), kept as they were.
@@ -165,7 +165,7 @@ def _boundaries(
         if share is not None:
             amount = dec(r.fuel_amount) * share  # type: ignore[arg-type]
             return q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share
-        notes.append(quality.FUEL_NOT_ALLOCATED)
+        notes.append(flag_ids.FUEL_NOT_ALLOCATED)
     carrier = r.carrier_intensity_g_per_tkm
     if carrier is not None:
         ci = dec(carrier)
@@ -173,17 +173,17 @@ def _boundaries(
         on_wtw = (r.carrier_intensity_basis or "wtw") == "wtw"
         basis = default.wtw if on_wtw else default.ttw
         if basis > 0 and not (basis / INTENSITY_RATIO_LIMIT <= ci <= basis * INTENSITY_RATIO_LIMIT):
-            flags.append(quality.INTENSITY_OUT_OF_RANGE)
+            flags.append(flag_ids.INTENSITY_OUT_OF_RANGE)
         else:
             # The missing part from the mode's published WTT/TTW ratio, 6 decimals, marked derived.
             if on_wtw:
                 ttw_g = q6(ci * default.ttw / default.wtw)
                 wtt_g = ci - ttw_g
-                notes.append(quality.TTW_DERIVED)
+                notes.append(flag_ids.TTW_DERIVED)
             else:
                 ttw_g = ci
                 wtt_g = q6(ci * default.wtt / default.ttw) if default.ttw > 0 else ZERO
-                notes.append(quality.WTT_DERIVED)
+                notes.append(flag_ids.WTT_DERIVED)
             return q6(tkm * ttw_g / THOUSAND), q6(tkm * wtt_g / THOUSAND), "secondary_modelled", default.id, None
     return q6(tkm * default.ttw / THOUSAND), q6(tkm * default.wtt / THOUSAND), "secondary_default", default.id, None
 
@@ -202,7 +202,7 @@ def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str],
     if r.vehicle_payload_tonnes is not None:
         payload = dec(r.vehicle_payload_tonnes)
         if payload < mass:
-            flags.append(quality.PAYLOAD_BELOW_MASS)
+            flags.append(flag_ids.PAYLOAD_BELOW_MASS)
             return None
         notes.append("allocated_by_payload")
         return (mass / payload).quantize(Q6)
@@ -214,20 +214,20 @@ def _usable(r: ShipmentInput, mode: str, f: FactorSet, period: tuple[date | None
     flags: list[str] = []
     notes: list[str] = []
     if distance == 0:
-        flags.append(quality.ZERO_DISTANCE)
+        flags.append(flag_ids.ZERO_DISTANCE)
     if mass == 0:
-        flags.append(quality.ZERO_MASS)
+        flags.append(flag_ids.ZERO_MASS)
     start, end = period
     if r.shipment_date is not None and (
         (start is not None and r.shipment_date < start) or (end is not None and r.shipment_date > end)
     ):
-        flags.append(quality.OUTSIDE_PERIOD)
+        flags.append(flag_ids.OUTSIDE_PERIOD)
     dtype = r.distance_type or dist.default_type(mode, r.distance_source)
     activity_km, factor, surface_gcd = dist.activity_distance(distance, mode, dtype)
     if factor != 1:
-        notes.append(quality.DISTANCE_ADJUSTED)
+        notes.append(flag_ids.DISTANCE_ADJUSTED)
     if surface_gcd:
-        notes.append(quality.GCD_SURFACE_MODE)
+        notes.append(flag_ids.GCD_SURFACE_MODE)
     tkm = activity_km * mass
     ttw, wtt, category, factor_id, share = _boundaries(r, mode, tkm, mass, f, notes, flags)
     if category == "primary":
@@ -362,7 +362,7 @@ def _estimate_excluded(
         return _Sums()
     if total_rows == 0 or included.tkm <= 0:
         for i, r in excluded:
-            out[i] = RowResult(r.id, r.row_index, False, None, None, None, None, quality.MISSING_FLAG)
+            out[i] = RowResult(r.id, r.row_index, False, None, None, None, None, flag_ids.MISSING_FLAG)
         return None
     all_d = sum((m[0] for m in measures.values()), ZERO) / total_rows
     all_m = sum((m[1] for m in measures.values()), ZERO) / total_rows
@@ -380,7 +380,7 @@ def _estimate_excluded(
             ttw, wtt = q6(tkm * included.ttw / included.tkm), q6(tkm * included.wtt / included.tkm)
         est.add(ttw, wtt, tkm)
         out[i] = RowResult(
-            r.id, r.row_index, False, None, None, None, None, quality.MISSING_FLAG,
+            r.id, r.row_index, False, None, None, None, None, flag_ids.MISSING_FLAG,
             estimated_co2e_ttw_kg=num(ttw), estimated_co2e_wtw_kg=num(ttw + wtt),
             factor_id=factor.id if factor is not None else None, method_notes="estimated_default_factor",
         )  # fmt: skip

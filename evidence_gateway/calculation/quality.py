@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from evidence_gateway.calculation.engine import EngineResult
+from evidence_gateway.calculation.engine import TIERS, EngineResult, largest_remainder_percentages
+from evidence_gateway.calculation.flags import (
+    DISTANCE_ADJUSTED,
+    FUEL_NOT_ALLOCATED,
+    GCD_SURFACE_MODE,
+    INTENSITY_OUT_OF_RANGE,
+    MISSING_FLAG,
+    OUTSIDE_PERIOD,
+    PAYLOAD_BELOW_MASS,
+    TTW_DERIVED,
+    WTT_DERIVED,
+    ZERO_DISTANCE,
+    ZERO_MASS,
+)
 
-MISSING_FLAG = "missing_required_fields"
-ZERO_DISTANCE = "zero_distance"
-ZERO_MASS = "zero_mass"
-INTENSITY_OUT_OF_RANGE = "carrier_intensity_out_of_range"
-OUTSIDE_PERIOD = "outside_reporting_period"
-PAYLOAD_BELOW_MASS = "payload_below_mass"
-# Method notes (not implausibilities): counted in rules, not in flagged_shipments_count.
-FUEL_NOT_ALLOCATED = "fuel_not_allocated"
-TTW_DERIVED = "carrier_ttw_derived"
-WTT_DERIVED = "carrier_wtt_derived"
-DISTANCE_ADJUSTED = "distance_adjusted"
-GCD_SURFACE_MODE = "gcd_surface_mode"
 LOW_COVERAGE_BELOW = 80.0
 
 
@@ -59,8 +59,6 @@ def assess_rows(
     rows_not_loaded: int,
     boundary: str,
 ) -> Assessment:
-    from evidence_gateway.calculation.engine import TIERS, largest_remainder_percentages
-
     pct = largest_remainder_percentages([result.tier_counts[t] for t in TIERS])
     cov = coverage(result.usable_count, declared_rows)
     rules: list[dict[str, Any]] = []
