@@ -30,6 +30,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.dialects import sqlite
 from sqlmodel import SQLModel
 
+from evidence_gateway import migrate
 from evidence_gateway.auth import authenticate
 from evidence_gateway.db import Database
 from evidence_gateway.models import Workspace
@@ -61,7 +62,7 @@ async def measure(read: Callable[[], Awaitable[Any]], n: int) -> dict[str, float
 async def main(n: int) -> dict[str, Any]:
     path = f"{tempfile.mkdtemp(prefix='eg-hops-')}/hops.db"
     db = Database(f"sqlite:///{path}")
-    await db.create_schema(migrate=True)
+    await migrate.prepare(db, migrate=True)
     principal = await authenticate(db, f"Bearer {await organizations.create_api_key(db, 'hops')}")
     org, now = principal.org_id, utcnow()
     rows = [

@@ -24,6 +24,7 @@ from sqlalchemy import insert
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import shipments  # noqa: E402
 
+from evidence_gateway import migrate  # noqa: E402
 from evidence_gateway.db import Database  # noqa: E402
 from evidence_gateway.models import ImportBatch, Organization, Shipment, Workspace  # noqa: E402
 from evidence_gateway.resolvers.imports import INSERT_CHUNK, ImportCreate  # noqa: E402
@@ -33,7 +34,7 @@ from evidence_gateway.resolvers.validation import parse  # noqa: E402
 async def main(rows_n: int, url: str | None) -> dict[str, float]:
     tmp = tempfile.mkdtemp(prefix="eg-import-")
     db = Database(url or f"sqlite:///{tmp}/import.db")
-    await db.create_schema(migrate=True)  # a throwaway bench database: bring it to head
+    await migrate.prepare(db, migrate=True)  # a throwaway bench database: bring it to head
     out: dict[str, float] = {}
     body = json.dumps({"source_row_count": rows_n, "shipments": shipments(rows_n)}).encode()
 

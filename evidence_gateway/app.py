@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import ASGIApp
 
-from evidence_gateway import cors, graphiql, instance_secrets, rest_compat, wakeups
+from evidence_gateway import cors, graphiql, instance_secrets, migrate, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
 from evidence_gateway.observability import metrics, readiness, tracing
@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await db.create_schema()
+        await migrate.prepare(db)
         settings.secret_key = await instance_secrets.signing_key(db, settings)
         subscriptions.start()  # before the listener: its first wake-up must reach the hub
         if listener is not None:

@@ -1,4 +1,8 @@
-"""Engine and transactions. Resolvers own their transaction through ``Database``."""
+"""Engine and transactions. Resolvers own their transaction through ``Database``.
+
+Making the schema fit to serve is ``migrate.prepare(db)``: migrations stand on this module,
+never the other way round.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +20,6 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
 # another, and sqlite3 lets go of the GIL while a statement runs.
 SQLITE_READER_THREADS = 4
-# Serialises schema upgrades when several nodes or workers start against one PostgreSQL.
-_PG_SCHEMA_LOCK_KEY = 0x45564944
 
 
 class _NoLock:
@@ -125,22 +127,6 @@ class Database:
             except BaseException:
                 await session.rollback()
                 raise
-
-    async def create_schema(self, migrate: bool | None = None) -> None:
-        """Make the schema fit to serve (the one entry point for the app and the CLI).
-
-        SQLite is upgraded in place. PostgreSQL is upgraded only when ``migrate`` is true
-        (None: the ``EVIDENCE_MIGRATE`` setting, so the app's lifespan needs no argument);
-        otherwise it must already be at head, or ``migrate.SchemaError`` says what to run.
-        Reference data is seeded either way.
-        """
-        from evidence_gateway import migrate as migrations
-
-        if migrate is None:
-            from evidence_gateway.settings import get_settings
-
-            migrate = get_settings().migrate
-        await migrations.prepare(self, migrate=migrate)
 
     async def dispose(self) -> None:
         await self.engine.dispose()

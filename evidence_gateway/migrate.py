@@ -25,7 +25,10 @@ from sqlalchemy import Connection, MetaData, create_engine, inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import SQLModel
 
-from evidence_gateway.db import _PG_SCHEMA_LOCK_KEY, Database
+from evidence_gateway import models  # noqa: F401  (every table registered on SQLModel.metadata)
+from evidence_gateway.db import Database
+from evidence_gateway.seed import seed_reference_data
+from evidence_gateway.settings import get_settings
 
 #: The schema of the last release before Alembic (0.1.0, built by ``create_all``).
 BASELINE = "0001_initial"
@@ -96,6 +99,10 @@ class Status:
         return SchemaNotCurrent(f"database schema is at {self.revision}, behind head {self.head}: {todo}")
 
 
+# Serialises schema upgrades when several nodes or workers start against one PostgreSQL.
+_PG_SCHEMA_LOCK_KEY = 0x45564944
+
+
 # -- Alembic configuration ---------------------------------------------------------------
 
 
@@ -130,9 +137,7 @@ def _known_revisions() -> frozenset[str]:
 
 
 def load_models() -> MetaData:
-    """Import every model so SQLModel.metadata is complete before anyone compares or creates it."""
-    from evidence_gateway import models  # noqa: F401
-
+    """SQLModel.metadata, complete: this module imports every model before anyone compares or creates it."""
     return SQLModel.metadata
 
 
@@ -303,29 +308,30 @@ async def upgrade(db: Database, *, replay: bool = False) -> str:
     checked against revision 1, stamped, then upgraded. Tables are never dropped or
     recreated to get there.
     """
-    from evidence_gateway.seed import seed_reference_data
-
     async with _schema_transaction(db) as conn:
         reached = await conn.run_sync(_upgrade_sync, replay)
     await seed_reference_data(db)
     return reached
 
 
-async def prepare(db: Database, *, migrate: bool) -> None:
-    """The start-up rule: SQLite upgrades itself; PostgreSQL only when told to, else must be at head.
+async def prepare(db: Database, *, migrate: bool | None = None) -> None:
+    """Make the schema fit to serve: the one entry point for the app, the CLI and the tests.
 
-    An embedded SQLite file has one owner, so upgrading in place is safe. A PostgreSQL
-    database is shared by nodes that may run different releases during a deploy; the
-    operator decides when it moves (``db upgrade`` or one ``serve --migrate``).
+    The start-up rule: SQLite upgrades itself; PostgreSQL only when told to (None: the
+    ``EVIDENCE_MIGRATE`` setting, so the app's lifespan needs no argument), else it must
+    already be at head or ``SchemaError`` says what to run. An embedded SQLite file has one
+    owner, so upgrading in place is safe. A PostgreSQL database is shared by nodes that may
+    run different releases during a deploy; the operator decides when it moves (``db
+    upgrade`` or one ``serve --migrate``). Reference data is seeded either way.
     """
+    if migrate is None:
+        migrate = get_settings().migrate
     if db.is_sqlite or migrate:
         await upgrade(db)
         return
     found = await status(db)
     if found.state is not State.CURRENT:
         raise found.refusal()
-    from evidence_gateway.seed import seed_reference_data
-
     await seed_reference_data(db)
 
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Table, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
 from evidence_gateway.calculation import factors as f
+from evidence_gateway.db import Database
 from evidence_gateway.models import EmissionFactor, FactorVersion, MethodologyProfile
 from evidence_gateway.timeutil import utcnow
-
-if TYPE_CHECKING:
-    from evidence_gateway.db import Database
 
 
 def _rows() -> list[tuple[Table, list[dict[str, Any]]]]:

@@ -272,7 +272,7 @@ def test_a_database_from_newer_code_is_refused(empty_url: str) -> None:
 
     for allowed in (False, True):
         with pytest.raises(migrate.SchemaAhead, match="9999_from_the_future, which this version does not know"):
-            _on(empty_url, lambda db, allowed=allowed: db.create_schema(migrate=allowed))
+            _on(empty_url, lambda db, allowed=allowed: migrate.prepare(db, migrate=allowed))
 
 
 # -- PostgreSQL is migrated only when asked ------------------------------------------------
@@ -281,15 +281,15 @@ def test_a_database_from_newer_code_is_refused(empty_url: str) -> None:
 @needs_pg
 def test_postgresql_start_up_refuses_a_schema_behind_head(empty_pg_url: str) -> None:
     with pytest.raises(migrate.SchemaNotCurrent) as refused:
-        _on(empty_pg_url, lambda db: db.create_schema(migrate=False))
+        _on(empty_pg_url, lambda db: migrate.prepare(db, migrate=False))
     message = str(refused.value)
     assert "\n" not in message
     assert "evidence-gateway db upgrade" in message and "serve --migrate" in message
     assert _on(empty_pg_url, migrate.status).state is migrate.State.EMPTY  # nothing created
 
-    _on(empty_pg_url, lambda db: db.create_schema(migrate=True))
+    _on(empty_pg_url, lambda db: migrate.prepare(db, migrate=True))
     assert _on(empty_pg_url, migrate.is_at_head)
-    _on(empty_pg_url, lambda db: db.create_schema(migrate=False))  # at head: starts
+    _on(empty_pg_url, lambda db: migrate.prepare(db, migrate=False))  # at head: starts
 
 
 @needs_pg
@@ -388,7 +388,7 @@ async def test_sqlite_connections_enforce_foreign_keys_after_an_upgrade(tmp_path
     or deletes stop cascading (and references stop being checked) on whichever request draws it."""
     db = Database(f"sqlite+aiosqlite:///{tmp_path / 'fk.db'}")
     try:
-        await db.create_schema()
+        await migrate.prepare(db)
         async with db.engine.connect() as conn:  # the pool's one connection: the upgrade's
             assert (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar() == 1
     finally:

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis import checks as st_checks
 
+from evidence_gateway import migrate
 from evidence_gateway.app import create_app
 from evidence_gateway.db import Database
 from evidence_gateway.resolvers.legacy import import_legacy_reports
@@ -62,7 +63,7 @@ class Fixture:
     async def _key(self, url: str) -> str:
         db = Database(url)
         try:
-            await db.create_schema()
+            await migrate.prepare(db)
             key = await create_api_key(db, "contract-org")
             legacy = {"title": "FY2024", "total_co2e_kg": 1200.5, "shipment_count": 3}
             self.legacy_ids = await import_legacy_reports(db, "contract-org", [legacy])

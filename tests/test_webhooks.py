@@ -23,6 +23,7 @@ import pytest
 import trustme
 from starlette.applications import Starlette
 
+from evidence_gateway import migrate
 from evidence_gateway.app import create_app
 from evidence_gateway.cli import main as cli_main
 from evidence_gateway.db import Database
@@ -473,7 +474,7 @@ def test_cli_shows_and_rotates_the_signing_secret(tmp_path: Path, capsys: pytest
     async def stored() -> str:
         db = Database(url)
         try:
-            await db.create_schema()
+            await migrate.prepare(db)
             return (await get_or_create_org(db, "acme")).webhook_signing_secret
         finally:
             await db.dispose()
