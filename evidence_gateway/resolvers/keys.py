@@ -21,10 +21,10 @@ from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import ApiKey, Organization
 from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.scoping import of_org, readable
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.timeutil import as_aware, utcnow
+from evidence_gateway.webhooks.signing import new_webhook_secret
 
 # What `keys create` gives without --scope: what every key could do before scopes existed,
 # so scripts written then keep working. Hand out narrower keys on purpose.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import secrets
 from typing import Any
 
 from sqlalchemy import func, select
@@ -11,10 +9,10 @@ from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.models import Organization
+from evidence_gateway.resolvers.keys import create_for_org
+from evidence_gateway.webhooks.signing import new_webhook_secret
 
-
-def new_webhook_secret() -> str:
-    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+__all__ = ["create_api_key", "get_or_create_org", "new_webhook_secret", "organization_count"]
 
 
 async def get_or_create_org(db: Database, name: str) -> Organization:
@@ -29,8 +27,6 @@ async def get_or_create_org(db: Database, name: str) -> Organization:
 async def create_api_key(db: Database, org_name: str, **options: Any) -> str:
     """Creates the organisation if new; returns the only copy of the key. ``options``: name,
     scope, expires_at (resolvers/keys.py)."""
-    from evidence_gateway.resolvers.keys import create_for_org
-
     created = await create_for_org(db, org_name, options)
     return created.key
 

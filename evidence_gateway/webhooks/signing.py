@@ -24,6 +24,11 @@ def secret_key_bytes(secret: str) -> bytes:
         raise ValueError("webhook signing secret is not whsec_<base64>") from exc
 
 
+def new_webhook_secret() -> str:
+    """A new ``whsec_`` secret: 192 random bits, base64 as the scheme expects."""
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
 def new_message_id() -> str:
     return "msg_" + secrets.token_urlsafe(18)
 
