@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 from evidence_gateway import cors, graphiql, instance_secrets, migrate, rest_compat, wakeups
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.db import Database
+from evidence_gateway.json_response import JSONResponse
 from evidence_gateway.observability import metrics, readiness, tracing
 from evidence_gateway.observability.access import AccessLogMiddleware
 from evidence_gateway.ratelimit.limiter import Limiter
@@ -22,7 +23,6 @@ from evidence_gateway.request_id import RequestIdMiddleware
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.rest_compat.errors import handlers
-from evidence_gateway.rest_compat.http import JSONResponse
 from evidence_gateway.schema import persisted, schema
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from evidence_gateway.rest_compat.http import JSONResponse
+from evidence_gateway.json_response import JSONResponse
 from evidence_gateway.settings import Settings
 
 CDN = "https://unpkg.com/"

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from evidence_gateway import migrate
-from evidence_gateway.rest_compat.http import JSONResponse
+from evidence_gateway.json_response import JSONResponse
 
 # A database that takes longer than this to answer a trivial query is not ready.
 CHECK_TIMEOUT_SECONDS = 3.0

@@ -8,7 +8,7 @@
   its own: once an address has spent it, its requests are refused (429) until the window ends —
   except those with a key this node has verified in the last few minutes, so that a client
   sharing an address with a key-guesser keeps working.
-- GraphQL documents spend their cost from a points budget as well (ratelimit/graphql.py).
+- GraphQL documents spend their cost from a points budget as well (schema/rate_limit.py).
 
 Every limited answer carries ``RateLimit`` and ``RateLimit-Policy``; a refusal is 429 with
 ``Retry-After``, in the REST error envelope or, on /graphql, as a GraphQL error. Probes

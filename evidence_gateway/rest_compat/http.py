@@ -1,4 +1,4 @@
-"""Envelopes, JSON rendering and the caller of a REST request."""
+"""Envelopes and the caller of a REST request (bodies render through ``json_response``)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from starlette.requests import Request
-from starlette.responses import Response
 
 from evidence_gateway.auth import authenticate
-from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.json_response import JSONResponse
 from evidence_gateway.read_models import PaginationMeta
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.context import Ctx
@@ -18,14 +17,7 @@ from evidence_gateway.resolvers.pagination import Page
 T = TypeVar("T")
 Serializer = Callable[[T], dict[str, Any]]
 
-
-class JSONResponse(Response):
-    """orjson-rendered; naive datetimes are UTC and print with a ``Z``."""
-
-    media_type = "application/json"
-
-    def render(self, content: Any) -> bytes:
-        return dumps(content)
+__all__ = ["JSONResponse", "Serializer", "caller", "envelope", "paginated"]
 
 
 async def caller(request: Request) -> Ctx:

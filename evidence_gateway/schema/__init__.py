@@ -15,7 +15,6 @@ from strawberry.types.base import get_object_definition
 from strawberry.types.graphql import OperationType
 
 from evidence_gateway.observability.graphql import OperationRecorder
-from evidence_gateway.ratelimit.graphql import GraphQLCost
 from evidence_gateway.schema import (
     calculations,
     enums,
@@ -34,6 +33,7 @@ from evidence_gateway.schema import (
 from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import log_unexpected
+from evidence_gateway.schema.rate_limit import GraphQLCost
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
 _DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes, keys)
@@ -89,7 +89,7 @@ def build_schema(**kwargs: Any) -> EvidenceSchema:
     # Depth/alias/token/cost ceilings and parser/validation caches (schema/limits.py).
     # Subscription results reach the socket as they are: StreamErrors gives them HTTP's error shape.
     # OperationRecorder names the operation in the access log and metrics (observability/);
-    # GraphQLCost spends the document's cost from the caller's points budget (ratelimit/).
+    # GraphQLCost spends the document's cost from the caller's points budget (schema/rate_limit.py).
     kwargs.setdefault("extensions", [*limits.extensions(), subscriptions.StreamErrors, OperationRecorder, GraphQLCost])
     # One execution per event for all the subscribers asking the same (schema/subscriptions.py).
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)

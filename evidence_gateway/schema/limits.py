@@ -200,7 +200,7 @@ _COSTS: dict[tuple[int, int, str | None], tuple[DocumentNode, int]] = {}
 
 def operation_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
     """The cost of the operation that runs, measured as the cost ceiling measures it (at least 1),
-    so the rate-limit budget (ratelimit/graphql.py) charges the same number the limit checks.
+    so the rate-limit budget (schema/rate_limit.py) charges the same number the limit checks.
 
     Variables do not enter it (a variable page size counts as the largest page), so it is kept
     per parsed document: the parser cache hands the same document to every request sending the
