@@ -4,15 +4,42 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from evidence_gateway.cli_support import CliError, HelpFormatter, checked_database_url, duration, instant
+import uvicorn
+
+from evidence_gateway import backup, graphiql, instance_secrets, migrate, wakeups
+from evidence_gateway.auth import Scope
+from evidence_gateway.cli_support import (
+    CliError,
+    HelpFormatter,
+    checked_database_url,
+    duration,
+    instant,
+    key_table,
+    one_line,
+    progress,
+)
 from evidence_gateway.db import Database
-from evidence_gateway.resolvers import organizations
-from evidence_gateway.settings import get_settings
+from evidence_gateway.errors import DomainError, InvalidInput
+from evidence_gateway.migrate import SchemaError
+from evidence_gateway.observability import logs, multiproc
+from evidence_gateway.resolvers import keys, organizations
+from evidence_gateway.resolvers.keys import DEFAULT_SCOPE
+from evidence_gateway.resolvers.legacy import import_legacy_reports
+from evidence_gateway.resolvers.webhooks import signing_secret
+from evidence_gateway.schema import schema
+from evidence_gateway.schema.persisted import TrustedDocumentsError, load_trusted
+from evidence_gateway.settings import DEFAULT_DATABASE_URL, get_settings
+from evidence_gateway.timeutil import utcnow
+from evidence_gateway.webhooks.dispatcher import Dispatcher
+from evidence_gateway.worker import Worker
 
 DEMO_ORG = "demo"
 
@@ -23,13 +50,13 @@ def _with_db(args: argparse.Namespace) -> Database:
 
 
 async def _prepared(
-    args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]], *, migrate: bool | None = None
+    args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]], *, allow_migrate: bool | None = None
 ) -> Any:
     """Run ``work`` once the schema is fit: SQLite is upgraded, PostgreSQL must be at head
-    unless ``migrate`` (None: EVIDENCE_MIGRATE) allows upgrading it, like ``serve``."""
+    unless ``allow_migrate`` (None: EVIDENCE_MIGRATE) allows upgrading it, like ``serve``."""
     db = _with_db(args)
     try:
-        await db.create_schema(migrate=migrate)
+        await migrate.prepare(db, migrate=allow_migrate)
         return await work(db)
     finally:
         await db.dispose()
@@ -44,10 +71,6 @@ async def _on_db(args: argparse.Namespace, work: Callable[[Database], Awaitable[
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from evidence_gateway.observability import logs
-
     # JSON lines on stderr from here on, in this process and (log_config below) in every worker.
     logs.configure(args.log_level)
     if args.database_url:
@@ -58,8 +81,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["EVIDENCE_PUBLIC_BASE_URL"] = f"http://{host}:{args.port}"
     get_settings.cache_clear()
     if get_settings().graphql_trusted_documents:
-        from evidence_gateway.schema.persisted import load_trusted
-
         load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
 
     async def demo_key(db: Database) -> str | None:
@@ -68,15 +89,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return await organizations.create_api_key(db, DEMO_ORG)
 
     # Migrate here, once, before any worker exists; a refusal ends serve (main prints it).
-    key = asyncio.run(_prepared(args, demo_key, migrate=args.migrate or get_settings().migrate))
+    key = asyncio.run(_prepared(args, demo_key, allow_migrate=args.migrate or get_settings().migrate))
     # The schema is at head now: workers (and this process's app) only check it.
     os.environ["EVIDENCE_MIGRATE"] = "false"
     if args.no_dispatcher:
         os.environ["EVIDENCE_DISPATCHER"] = "false"
     if args.workers > 1:
         # Every worker process writes its metric samples where any of them can read all (/metrics).
-        from evidence_gateway.observability import multiproc
-
         multiproc.prepare(os.environ)
     get_settings.cache_clear()
     if key:
@@ -101,13 +120,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     """Background work without HTTP: the webhook dispatcher, the sweeper and the queue of
     respond-async work, until SIGTERM or SIGINT. Pair it with ``serve --no-dispatcher``."""
-    import signal
-
-    from evidence_gateway import wakeups
-    from evidence_gateway.observability import logs
-    from evidence_gateway.webhooks.dispatcher import Dispatcher
-    from evidence_gateway.worker import Worker
-
     if args.database_url:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
     get_settings.cache_clear()
@@ -115,8 +127,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     logs.configure()
 
     async def run(db: Database) -> None:
-        from evidence_gateway import instance_secrets
-
         # Events of work done here carry signed download links, signed as the API nodes sign them.
         settings.secret_key = await instance_secrets.signing_key(db, settings)
         stop = asyncio.Event()
@@ -144,16 +154,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
     """Prints the revision reached alone on stdout, for deploy scripts."""
-    from evidence_gateway import migrate
-
     print(asyncio.run(_on_db(args, migrate.upgrade)))
     return 0
 
 
 def cmd_db_current(args: argparse.Namespace) -> int:
     """Exit 0 only at head, so ``db current || db upgrade`` reads as intended."""
-    from evidence_gateway import migrate
-
     found: migrate.Status = asyncio.run(_on_db(args, migrate.status))
     print(found.describe())
     return 0 if found.state is migrate.State.CURRENT else 1
@@ -161,8 +167,6 @@ def cmd_db_current(args: argparse.Namespace) -> int:
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
     """Prints the key alone on stdout (scripts capture it); it is not stored, so not shown again."""
-    from evidence_gateway.timeutil import utcnow
-
     options: dict[str, Any] = {"scope": args.scope, "name": args.name}
     if args.expires_in is not None:
         options["expires_at"] = utcnow() + args.expires_in
@@ -174,17 +178,12 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
-    from evidence_gateway.cli_support import key_table
-    from evidence_gateway.resolvers import keys
-
     rows = asyncio.run(_prepared(args, lambda db: keys.list_for_org(db, args.org)))
     sys.stdout.write(key_table(rows))
     return 0
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    from evidence_gateway.resolvers import keys
-
     key = asyncio.run(_prepared(args, lambda db: keys.revoke_by_reference(db, args.key, args.org)))
     window = get_settings().auth_cache_seconds
     print(
@@ -196,11 +195,6 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 
 def cmd_legacy_import(args: argparse.Namespace) -> int:
     """Prints the stored ids one a line; a bad file or record imports nothing and exits 1."""
-    import json
-
-    from evidence_gateway.cli_support import progress
-    from evidence_gateway.resolvers.legacy import import_legacy_reports
-
     try:
         with open(args.file, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -219,17 +213,12 @@ def cmd_legacy_import(args: argparse.Namespace) -> int:
 
 def cmd_webhooks_secret(args: argparse.Namespace) -> int:
     """Prints the organisation's webhook signing secret; --rotate replaces it first."""
-    from evidence_gateway.resolvers.webhooks import signing_secret
-
     print(asyncio.run(_prepared(args, lambda db: signing_secret(db, args.org, rotate=args.rotate))))
     return 0
 
 
 def cmd_db_backup(args: argparse.Namespace) -> int:
     """SQLite's online backup: a consistent copy while the server runs."""
-    from evidence_gateway import backup
-    from evidence_gateway.cli_support import progress
-
     url = args.database_url or get_settings().database_url
     with progress("backing up") as advance:
         pages = backup.sqlite_backup(url, args.file, progress=advance)
@@ -238,15 +227,11 @@ def cmd_db_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_export_schema(_args: argparse.Namespace) -> int:
-    from evidence_gateway.schema import schema
-
     sys.stdout.write(schema.as_str() + "\n")
     return 0
 
 
 def cmd_graphiql_assets(args: argparse.Namespace) -> int:
-    from evidence_gateway import graphiql
-
     directory = graphiql.assets_dir(get_settings(), args.dir)
     try:
         stored = graphiql.fetch_assets(directory, log=lambda line: print(line, file=sys.stderr))
@@ -257,8 +242,6 @@ def cmd_graphiql_assets(args: argparse.Namespace) -> int:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("evidence-gateway")
     except PackageNotFoundError:
@@ -266,10 +249,6 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from evidence_gateway.auth import Scope
-    from evidence_gateway.resolvers.keys import DEFAULT_SCOPE
-    from evidence_gateway.settings import DEFAULT_DATABASE_URL
-
     parser = argparse.ArgumentParser(prog="evidence-gateway", description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -407,11 +386,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Every failure the user can act on is one ``error:`` line on stderr and exit 1; a
     traceback would bury the one thing to fix."""
-    from evidence_gateway.cli_support import one_line
-    from evidence_gateway.errors import DomainError, InvalidInput
-    from evidence_gateway.migrate import SchemaError
-    from evidence_gateway.schema.persisted import TrustedDocumentsError
-
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -11,6 +11,13 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+from evidence_gateway.db import normalise_url
+
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Every option's help ends with its default, except where there is none to show."""
@@ -57,15 +64,13 @@ def progress(description: str, finishing: str | None = None) -> Iterator[Advance
     if not sys.stderr.isatty():
         yield lambda done, total: None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         transient=True,
-        console=_stderr_console(),
+        console=Console(stderr=True),
     ) as bar:
         task = bar.add_task(description, total=None)
 
@@ -74,12 +79,6 @@ def progress(description: str, finishing: str | None = None) -> Iterator[Advance
             bar.update(task, completed=done, total=total, description=finishing if finished else description)
 
         yield advance
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def _when(value: datetime | None) -> str:
@@ -114,11 +113,6 @@ BAD_URL = "use sqlite:///PATH or postgresql://USER@HOST/DB, e.g. sqlite:///./evi
 
 def checked_database_url(url: str) -> str:
     """Refuse what is not a SQLite or PostgreSQL URL before any driver is imported."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    from evidence_gateway.db import normalise_url
-
     try:
         backend = make_url(normalise_url(url)).get_backend_name()
     except ArgumentError:
@@ -130,8 +124,6 @@ def checked_database_url(url: str) -> str:
 
 def one_line(exc: BaseException) -> str:
     """An operator's sentence for what went wrong, for errors with no message of our own."""
-    from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
-
     if isinstance(exc, NoSuchModuleError | ArgumentError):
         return "bad database URL (use sqlite:///PATH or postgresql://USER@HOST/DB, e.g. sqlite:///./evidence.db)"
     if isinstance(exc, DBAPIError):

@@ -13,6 +13,8 @@ from alembic import context
 from sqlalchemy import Connection
 
 from evidence_gateway import migrate
+from evidence_gateway.db import normalise_url
+from evidence_gateway.settings import get_settings
 
 config = context.config
 
@@ -23,9 +25,6 @@ if config.config_file_name is not None:
 
 def _url() -> str:
     """``alembic -x url=...`` first, then EVIDENCE_DATABASE_URL, as the app would."""
-    from evidence_gateway.db import normalise_url
-    from evidence_gateway.settings import get_settings
-
     given = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option("sqlalchemy.url")
     return normalise_url(given or get_settings().database_url)
 

@@ -11,6 +11,7 @@ sets it up) and any worker answering ``/metrics`` reads them all: a scrape sees 
 
 from __future__ import annotations
 
+import hmac
 import os
 import re
 import time
@@ -24,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
 
+from evidence_gateway.errors import NotFound, Unauthenticated
 from evidence_gateway.observability.access import AccessRecord
 from evidence_gateway.observability.multiproc import MULTIPROC_ENV
 
@@ -118,14 +120,10 @@ def exposition(accept: str) -> tuple[bytes, str]:
 async def metrics_endpoint(request: Request) -> Response:
     """GET /metrics: off (404) with EVIDENCE_METRICS=false; with EVIDENCE_METRICS_TOKEN set,
     only for ``Authorization: Bearer <token>`` (Prometheus' ``authorization`` scrape option)."""
-    from evidence_gateway.errors import NotFound, Unauthenticated
-
     settings = request.app.state.settings
     if not settings.metrics:
         raise NotFound("not found")
     if settings.metrics_token:
-        import hmac
-
         given = request.headers.get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {settings.metrics_token}".encode()):
             raise Unauthenticated("missing or invalid metrics token")

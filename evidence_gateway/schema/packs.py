@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import strawberry
 from strawberry.types import Info
@@ -19,6 +19,7 @@ from evidence_gateway.models import (
 from evidence_gateway.read_models import packs as links
 from evidence_gateway.resolvers import approvals, calculations, connections, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
+from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
@@ -26,13 +27,7 @@ from evidence_gateway.schema.enums import ApprovalActionTypeEnum, ArtifactStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
-if TYPE_CHECKING:
-    from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
-
 GqlInfo = Info[GraphQLContext, None]
-
-RunRef = Annotated["CalculationRunType", strawberry.lazy("evidence_gateway.schema.calculations")]
-AssessmentRef = Annotated["DataQualityAssessmentType", strawberry.lazy("evidence_gateway.schema.calculations")]
 
 
 @strawberry.type(name="PackArtifact", description="One file of a pack; content is downloaded over HTTP, not GraphQL.")
@@ -100,18 +95,14 @@ class ReportPackType(Node):
     published_at: datetime | None = strawberry.field(description="When the pack was published.")
 
     @strawberry.field(description="The calculation run the pack was built from.")
-    async def calculation_run(self, info: GqlInfo) -> RunRef | None:
-        from evidence_gateway.schema.calculations import CalculationRunType
-
+    async def calculation_run(self, info: GqlInfo) -> CalculationRunType | None:
         if self.calculation_run_id is None:
             return None
         run = await info.context.loader(calculations.runs_by_ids).load(self.calculation_run_id)
         return None if run is None else from_model(CalculationRunType, run)
 
     @strawberry.field(description="The quality assessment of that run.")
-    async def quality_assessment(self, info: GqlInfo) -> AssessmentRef | None:
-        from evidence_gateway.schema.calculations import DataQualityAssessmentType
-
+    async def quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
         if self.calculation_run_id is None:
             return None
         found = await info.context.loader(calculations.assessments_by_run_ids).load(self.calculation_run_id)
