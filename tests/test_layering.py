@@ -1,0 +1,120 @@
+"""The package's layering, read from the import graph (tests/import_graph.py).
+
+A new import circle, a new function-level import or a transport leaning on the other fails
+here, naming the modules. Deferred imports are allowed only where loading later saves a
+stated cost; each entry of the allow-list says which.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.import_graph import PACKAGE, ImportGraph, build, room
+
+P = PACKAGE + "."
+
+# (importer, imported) -> why it is imported inside a function rather than at load.
+DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
+    # Optional dependency: the 'otel' extra may be absent; tracing then logs once and stays off.
+    **{
+        (P + "observability.tracing", module): "optional dependency (the 'otel' extra)"
+        for module in (
+            "opentelemetry",
+            "opentelemetry.instrumentation.starlette",
+            "opentelemetry.sdk.resources",
+            "opentelemetry.sdk.trace",
+            "opentelemetry.sdk.trace.export",
+            "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+        )
+    },
+    # issue 16: pack pipeline / resolvers, being moved
+    (P + "resolvers.packs", P + "sqlite_blobs"): "issue 16: pack pipeline / resolvers, being moved",
+    (P + "resolvers.workspaces", P + "resolvers.calculations"): "issue 16: pack pipeline / resolvers, being moved",
+    (P + "resolvers.workspaces", P + "resolvers.packs"): "issue 16: pack pipeline / resolvers, being moved",
+}
+
+# Circles that function-level imports still hold apart; each must shrink to nothing.
+HIDDEN_CIRCLES_ALLOWED: list[list[str]] = [
+    # issue 16: pack pipeline / resolvers, being moved
+    [P + "resolvers.calculations", P + "resolvers.legacy", P + "resolvers.packs", P + "resolvers.workspaces"],
+]
+
+# The rooms beneath the transports: they serve both and know neither, nor the HTTP stack.
+TRANSPORT_FREE = ("resolvers", "models", "calculation", "artifacts")
+TRANSPORTS = ("schema", "rest_compat")
+
+
+@pytest.fixture(scope="module")
+def graph() -> ImportGraph:
+    return build()
+
+
+def _short(module: str) -> str:
+    return module.removeprefix(P)
+
+
+def test_no_module_imports_itself_round_a_circle(graph: ImportGraph) -> None:
+    circles = [" <-> ".join(map(_short, c)) for c in graph.circles()]
+    assert circles == [], f"import circles at load: {circles}"
+
+
+def test_function_level_imports_hide_no_new_circle(graph: ImportGraph) -> None:
+    hidden = graph.circles(with_deferred=True)
+    assert [c for c in hidden if c not in HIDDEN_CIRCLES_ALLOWED] == []
+    stale = [c for c in HIDDEN_CIRCLES_ALLOWED if c not in hidden]
+    assert stale == [], f"these circles are gone: remove them from HIDDEN_CIRCLES_ALLOWED: {stale}"
+
+
+def test_function_level_imports_only_where_a_cost_is_saved(graph: ImportGraph) -> None:
+    found = {(d.importer, d.imported) for d in graph.deferred}
+    unexplained = sorted(
+        f"{_short(d.importer)}:{d.line} imports {_short(d.imported)}"
+        for d in graph.deferred
+        if (d.importer, d.imported) not in DEFERRED_ALLOWED
+    )
+    assert unexplained == [], (
+        "import these at the top of the module (or add them to DEFERRED_ALLOWED with the cost "
+        f"that deferring saves): {unexplained}"
+    )
+    stale = sorted(f"{_short(i)} imports {_short(m)}" for i, m in DEFERRED_ALLOWED if (i, m) not in found)
+    assert stale == [], f"no longer deferred: remove from DEFERRED_ALLOWED: {stale}"
+
+
+@pytest.mark.parametrize(("one", "other"), [TRANSPORTS, TRANSPORTS[::-1]])
+def test_the_transports_are_siblings(graph: ImportGraph, one: str, other: str) -> None:
+    """GraphQL and REST share resolvers and the JSON response (json_response.py), never each other."""
+    leaning = sorted(
+        f"{_short(importer)} -> {_short(target)}"
+        for edges in (graph.edges, graph.deferred_edges)
+        for importer, targets in edges.items()
+        for target in targets
+        if room(importer) == one and room(target) == other
+    )
+    assert leaning == []
+
+
+@pytest.mark.parametrize("lower", TRANSPORT_FREE)
+def test_rooms_below_the_transports_do_not_import_them(graph: ImportGraph, lower: str) -> None:
+    upward = sorted(
+        f"{_short(importer)} -> {_short(target)}"
+        for edges in (graph.edges, graph.deferred_edges)
+        for importer, targets in edges.items()
+        for target in targets
+        if room(importer) == lower and room(target) in (*TRANSPORTS, "app", "cli", "graphiql")
+    )
+    frameworks = sorted(
+        f"{_short(module)} imports {name}"
+        for module, names in graph.external.items()
+        for name in names & {"strawberry", "starlette", "graphql"}
+        if room(module) == lower
+    )
+    assert upward == [] and frameworks == []
+
+
+def test_the_graph_sees_what_python_sees(graph: ImportGraph) -> None:
+    """A guard on the reader itself: known arrows are found, type-only imports are not."""
+    assert P + "resolvers.keys" in graph.edges[P + "resolvers.organizations"]
+    assert P + "calculation.engine" in graph.edges[P + "calculation.quality"]
+    assert P + "json_response" in graph.edges[P + "graphiql"]
+    assert "strawberry" in graph.external[P + "schema.packs"]
+    assert all(room(m) != "schema" for m in graph.edges[P + "rest_compat.http"])
