@@ -16,7 +16,7 @@ from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
-from evidence_gateway.schema.enums import RunStatusEnum, WorkspaceStatusEnum
+from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 from evidence_gateway.timeutil import as_aware
 
@@ -61,7 +61,7 @@ class CalculationRunType(Node):
     factor_version_id: uuid.UUID | None = strawberry.field(description="Emission factor version used.")
     legacy_report_id: uuid.UUID | None = strawberry.field(description="Legacy report used, if any.")
     export_template_id: uuid.UUID | None = strawberry.field(description="Template bundle for pack generation.")
-    status: RunStatusEnum = strawberry.field(description="running, completed or failed.")  # type: ignore[valid-type]
+    status: RunStatus = strawberry.field(description="running, completed or failed.")
     rerun_hash: str | None = strawberry.field(description="SHA-256 of the canonical JSON of every input.")
     assumptions_snapshot_json: JSON = strawberry.field(description="Assumptions given with the request.")
     total_co2e_kg: float | None = strawberry.field(description="Total kg CO2e of usable rows (headline boundary).")
@@ -137,9 +137,7 @@ class CalculateWorkspaceInput:
 @strawberry.type(description="Result of calculateWorkspace.")
 class CalculateWorkspacePayload:
     workspace_id: uuid.UUID = strawberry.field(description="Workspace calculated.")
-    status: WorkspaceStatusEnum = strawberry.field(  # type: ignore[valid-type]
-        description="Workspace status after the run (CALCULATED)."
-    )
+    status: WorkspaceStatus = strawberry.field(description="Workspace status after the run (CALCULATED).")
     calculation_run: CalculationRunType = strawberry.field(description="The completed run.")
     quality_assessment: DataQualityAssessmentType = strawberry.field(description="Its quality assessment.")
 
@@ -259,7 +257,7 @@ class Mutation:
         assert isinstance(outcome, calculations.CalculationOutcome)  # GraphQL never asks for respond-async
         return CalculateWorkspacePayload(
             workspace_id=outcome.workspace.id,
-            status=WorkspaceStatusEnum(outcome.workspace.status),
+            status=WorkspaceStatus(outcome.workspace.status),
             calculation_run=from_model(CalculationRunType, outcome.run),
             quality_assessment=from_model(DataQualityAssessmentType, outcome.assessment),
         )

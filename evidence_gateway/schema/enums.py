@@ -4,6 +4,10 @@ The model enums keep their lowercase values, which are REST's wire values and wh
 database stores; GraphQL clients (and their code generators) expect SCREAMING_SNAKE_CASE
 values. Strawberry's name converter renames every enum value in one place, so there is no
 second Python enum per type to keep in step, and the resolvers still receive the model enum.
+
+``strawberry.enum`` marks the model enum itself, so GraphQL types annotate their fields with
+the model enums (type checkers see real classes). They import them from here rather than from
+``models``: importing this module is what describes them to Strawberry.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import TypeVar
 
 import strawberry
 from strawberry.schema.name_converter import NameConverter
-from strawberry.types.enum import EnumValue, StrawberryEnumDefinition
+from strawberry.types.enum import EnumValue, StrawberryEnumDefinition, has_enum_definition
 
 from evidence_gateway.models import (
     ApprovalActionType,
@@ -35,6 +39,24 @@ from evidence_gateway.models import (
 
 E = TypeVar("E", bound=enum.Enum)
 
+__all__ = [
+    "ApprovalActionType",
+    "ArtifactStatus",
+    "ArtifactType",
+    "AttachmentScope",
+    "DistanceSource",
+    "DistanceType",
+    "EvidenceNameConverter",
+    "EvidenceType",
+    "FuelType",
+    "IntensityBasis",
+    "PackStatus",
+    "RunStatus",
+    "TransportMode",
+    "VerificationStatus",
+    "WorkspaceStatus",
+]
+
 
 class EvidenceNameConverter(NameConverter):
     """Enum values as GraphQL conventions have them: ``data_imported`` -> ``DATA_IMPORTED``."""
@@ -43,18 +65,18 @@ class EvidenceNameConverter(NameConverter):
         return enum_value.name.upper()
 
 
-def graphql_enum(cls: type[E], name: str, description: str, values: Mapping[E, str]) -> type[E]:
+def graphql_enum(cls: type[E], name: str, description: str, values: Mapping[E, str]) -> None:
     """Expose a model enum under ``name``; every value must be described (checked at import)."""
     missing = [member.name for member in cls if member not in values]
     if missing:
         raise ValueError(f"{name}: describe {', '.join(missing)}")
     wrapped = strawberry.enum(cls, name=name, description=description)
-    for value in wrapped.__strawberry_definition__.values:  # type: ignore[attr-defined]
+    assert has_enum_definition(wrapped)
+    for value in wrapped.__strawberry_definition__.values:
         value.description = values[cls(value.value)]
-    return wrapped
 
 
-WorkspaceStatusEnum = graphql_enum(
+graphql_enum(
     WorkspaceStatus,
     "WorkspaceStatus",
     "Workspace lifecycle state, in flow order (REST: the lowercase name).",
@@ -68,7 +90,7 @@ WorkspaceStatusEnum = graphql_enum(
         WorkspaceStatus.archived: "Read-only: every write is refused with CONFLICT.",
     },
 )
-TransportModeEnum = graphql_enum(
+graphql_enum(
     TransportMode,
     "TransportMode",
     "Transport mode of a shipment (REST: the lowercase name).",
@@ -80,7 +102,7 @@ TransportModeEnum = graphql_enum(
         TransportMode.inland_waterway: "Inland waterway barges.",
     },
 )
-FuelTypeEnum = graphql_enum(
+graphql_enum(
     FuelType,
     "FuelType",
     "Fuel of a shipment's primary data; fuelAmount is in the unit named per value (REST: the lowercase name).",
@@ -96,7 +118,7 @@ FuelTypeEnum = graphql_enum(
         FuelType.electricity: "Electricity, kWh.",
     },
 )
-DistanceSourceEnum = graphql_enum(
+graphql_enum(
     DistanceSource,
     "DistanceSource",
     "Whether a distance was measured or modelled (REST: the lowercase name).",
@@ -105,7 +127,7 @@ DistanceSourceEnum = graphql_enum(
         DistanceSource.modelled: "Modelled, e.g. by a routing engine; counted in modelledDataPercent.",
     },
 )
-DistanceTypeEnum = graphql_enum(
+graphql_enum(
     DistanceType,
     "DistanceType",
     "GLEC distance type of a shipment's distance (REST: the lowercase name).",
@@ -115,7 +137,7 @@ DistanceTypeEnum = graphql_enum(
         DistanceType.gcd: "Great circle distance (default for air).",
     },
 )
-IntensityBasisEnum = graphql_enum(
+graphql_enum(
     IntensityBasis,
     "IntensityBasis",
     "Boundary of a carrier-specific intensity (REST: the lowercase name).",
@@ -124,7 +146,7 @@ IntensityBasisEnum = graphql_enum(
         IntensityBasis.ttw: "Tank-to-wheel: fuel use only.",
     },
 )
-RunStatusEnum = graphql_enum(
+graphql_enum(
     RunStatus,
     "RunStatus",
     "Calculation run state (REST: the lowercase name).",
@@ -135,7 +157,7 @@ RunStatusEnum = graphql_enum(
         RunStatus.failed: "Stopped; errorMessage says why (interrupted work too).",
     },
 )
-PackStatusEnum = graphql_enum(
+graphql_enum(
     PackStatus,
     "PackStatus",
     "Evidence pack state (REST: the lowercase name).",
@@ -149,7 +171,7 @@ PackStatusEnum = graphql_enum(
         PackStatus.failed: "Generation failed or was interrupted; its artifacts are unreadable.",
     },
 )
-ArtifactTypeEnum = graphql_enum(
+graphql_enum(
     ArtifactType,
     "ArtifactType",
     "The nine artifact families of a pack, in packHash order (REST: the lowercase name).",
@@ -165,7 +187,7 @@ ArtifactTypeEnum = graphql_enum(
         ArtifactType.ileap_shipment_footprints: "iLEAP ShipmentFootprints of the run, JSON.",
     },
 )
-ArtifactStatusEnum = graphql_enum(
+graphql_enum(
     ArtifactStatus,
     "ArtifactStatus",
     "Artifact rendering state (REST: the lowercase name).",
@@ -175,7 +197,7 @@ ArtifactStatusEnum = graphql_enum(
         ArtifactStatus.failed: "Rendering failed; not downloadable.",
     },
 )
-ApprovalActionTypeEnum = graphql_enum(
+graphql_enum(
     ApprovalActionType,
     "ApprovalActionType",
     "Approval action on a pack (REST: the lowercase name); illegal transitions are CONFLICT.",
@@ -186,7 +208,7 @@ ApprovalActionTypeEnum = graphql_enum(
         ApprovalActionType.published: "Publish: APPROVED -> PUBLISHED.",
     },
 )
-EvidenceTypeEnum = graphql_enum(
+graphql_enum(
     EvidenceType,
     "EvidenceType",
     "Kind of supporting document (REST: the lowercase name).",
@@ -197,7 +219,7 @@ EvidenceTypeEnum = graphql_enum(
         EvidenceType.other: "Any other document.",
     },
 )
-VerificationStatusEnum = graphql_enum(
+graphql_enum(
     VerificationStatus,
     "VerificationStatus",
     "Verification state of an evidence item (REST: the lowercase name).",
@@ -208,7 +230,7 @@ VerificationStatusEnum = graphql_enum(
         VerificationStatus.rejected: "Checked and refused.",
     },
 )
-AttachmentScopeEnum = graphql_enum(
+graphql_enum(
     AttachmentScope,
     "AttachmentScope",
     "What an evidence item is attached to (REST: the lowercase name).",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
@@ -15,7 +15,7 @@ from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
-from evidence_gateway.schema.enums import AttachmentScopeEnum, EvidenceTypeEnum, VerificationStatusEnum
+from evidence_gateway.schema.enums import AttachmentScope, EvidenceType, VerificationStatus
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
@@ -30,7 +30,7 @@ class EvidenceItemType(Node):
     report_pack_id: uuid.UUID | None = strawberry.field(description="Evidence pack it supports.")
     shipment_id: uuid.UUID | None = strawberry.field(description="Shipment it documents.")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
-    evidence_type: EvidenceTypeEnum = strawberry.field(description="Kind of document.")  # type: ignore[valid-type]
+    evidence_type: EvidenceType = strawberry.field(description="Kind of document.")
     title: str = strawberry.field(description="Title.")
     file_name: str = strawberry.field(description="File name of the document.")
     file_url: str = strawberry.field(description="Where the document lives (http or https URL).")
@@ -40,10 +40,8 @@ class EvidenceItemType(Node):
     valid_from: date | None = strawberry.field(description="First day the document is valid.")
     valid_to: date | None = strawberry.field(description="Last day the document is valid.")
     source_system: str | None = strawberry.field(description="System the document came from.")
-    verification_status: VerificationStatusEnum = strawberry.field(  # type: ignore[valid-type]
-        description="Verification state (default unverified)."
-    )
-    attachment_scope: AttachmentScopeEnum = strawberry.field(  # type: ignore[valid-type]
+    verification_status: VerificationStatus = strawberry.field(description="Verification state (default unverified).")
+    attachment_scope: AttachmentScope = strawberry.field(
         description="organization, workspace or shipment (derived from the references unless given)."
     )
     extracted_metadata_json: JSON = strawberry.field(description="Free-form metadata object, stored as given.")
@@ -59,7 +57,7 @@ class EvidenceItemPage:
 
 @strawberry.input(description="A new evidence item; references must be the caller's own records.")
 class CreateEvidenceItemInput:
-    evidence_type: EvidenceTypeEnum = strawberry.field(description="Kind of document.")  # type: ignore[valid-type]
+    evidence_type: EvidenceType = strawberry.field(description="Kind of document.")
     title: str = strawberry.field(description="Title (1–300 characters).")
     file_name: str = strawberry.field(description="File name (1–300 characters).")
     file_url: str = strawberry.field(description="Absolute http or https URL of the document.")
@@ -76,10 +74,10 @@ class CreateEvidenceItemInput:
     valid_from: date | None = strawberry.field(default=None, description="Valid from (not after validTo).")
     valid_to: date | None = strawberry.field(default=None, description="Valid to.")
     source_system: str | None = strawberry.field(default=None, description="Source system.")
-    verification_status: VerificationStatusEnum | None = strawberry.field(  # type: ignore[valid-type]
+    verification_status: VerificationStatus | None = strawberry.field(
         default=None, description="Defaults to unverified."
     )
-    attachment_scope: AttachmentScopeEnum | None = strawberry.field(  # type: ignore[valid-type]
+    attachment_scope: AttachmentScope | None = strawberry.field(
         default=None, description="Derived from the references when absent; must agree with them when given."
     )
     extracted_metadata_json: JSON | None = strawberry.field(default=None, description="A JSON object (default {}).")
@@ -96,7 +94,7 @@ class WorkspaceEvidenceFields:
 
     @strawberry.field(description="Evidence items attached to this workspace (incl. its packs and shipments).")
     async def evidence_items(self, info: GqlInfo) -> list[EvidenceItemType]:
-        ws_id = self.id  # type: ignore[attr-defined]
+        ws_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
         items = await info.context.loader(evidence.evidence_items_by_workspace_ids, default=[]).load(ws_id)
         return [evidence_item(i) for i in items]
 

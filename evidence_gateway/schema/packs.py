@@ -9,13 +9,7 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway.models import (
-    ApprovalAction,
-    ArtifactType,
-    PackArtifact,
-    PackStatus,
-    ReportPack,
-)
+from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
 from evidence_gateway.read_models import packs as links
 from evidence_gateway.resolvers import approvals, calculations, connections, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
@@ -23,7 +17,7 @@ from evidence_gateway.schema.calculations import CalculationRunType, DataQuality
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
-from evidence_gateway.schema.enums import ApprovalActionTypeEnum, ArtifactStatusEnum, ArtifactTypeEnum, PackStatusEnum
+from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
@@ -35,8 +29,8 @@ class PackArtifactType:
     id: uuid.UUID = strawberry.field(description="Artifact id.")
     report_pack_id: uuid.UUID = strawberry.field(description="Pack the artifact belongs to.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
-    artifact_type: ArtifactTypeEnum = strawberry.field(description="Artifact family.")  # type: ignore[valid-type]
-    status: ArtifactStatusEnum = strawberry.field(description="pending, generated or failed.")  # type: ignore[valid-type]
+    artifact_type: ArtifactType = strawberry.field(description="Artifact family.")
+    status: ArtifactStatus = strawberry.field(description="pending, generated or failed.")
     file_name: str | None = strawberry.field(description="File name served in Content-Disposition.")
     content_type: str | None = strawberry.field(description="Media type of the file.")
     content_sha256: str | None = strawberry.field(description="SHA-256 hex of the file (input to packHash).")
@@ -58,10 +52,10 @@ class ApprovalActionRecord:
     id: uuid.UUID = strawberry.field(description="Action id.")
     report_pack_id: uuid.UUID = strawberry.field(description="Pack acted on.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
-    action_type: ApprovalActionTypeEnum = strawberry.field(description="The action.")  # type: ignore[valid-type]
+    action_type: ApprovalActionType = strawberry.field(description="The action.")
     comment: str | None = strawberry.field(description="Comment given with the action.")
-    status_before: PackStatusEnum = strawberry.field(description="Pack status before the action.")  # type: ignore[valid-type]
-    status_after: PackStatusEnum = strawberry.field(description="Pack status after the action.")  # type: ignore[valid-type]
+    status_before: PackStatus = strawberry.field(description="Pack status before the action.")
+    status_after: PackStatus = strawberry.field(description="Pack status after the action.")
     api_key_id: uuid.UUID = strawberry.field(description="API key that recorded the action.")
     created_at: datetime = strawberry.field(description="When the action was recorded.")
 
@@ -80,7 +74,7 @@ class ReportPackType(Node):
     version_number: int = strawberry.field(description="1, 2, 3... per workspace.")
     title: str = strawberry.field(description="Display title.")
     audience_label: str | None = strawberry.field(description="Intended audience.")
-    status: PackStatusEnum = strawberry.field(description="Lifecycle state.")  # type: ignore[valid-type]
+    status: PackStatus = strawberry.field(description="Lifecycle state.")
     methodology_profile_id: uuid.UUID | None = strawberry.field(description="Methodology profile of the run.")
     calculation_run_id: uuid.UUID | None = strawberry.field(description="Run the pack was built from.")
     data_quality_assessment_id: uuid.UUID | None = strawberry.field(description="Assessment of that run.")
@@ -179,8 +173,8 @@ def approval_record(action: ApprovalAction) -> ApprovalActionRecord:
 class ApprovalActionResult:
     report_pack_id: uuid.UUID = strawberry.field(description="Pack acted on.")
     workspace_id: uuid.UUID = strawberry.field(description="Workspace of the pack.")
-    status_before: PackStatusEnum = strawberry.field(description="Pack status before the action.")  # type: ignore[valid-type]
-    status_after: PackStatusEnum = strawberry.field(description="Pack status after the action.")  # type: ignore[valid-type]
+    status_before: PackStatus = strawberry.field(description="Pack status before the action.")
+    status_after: PackStatus = strawberry.field(description="Pack status after the action.")
 
 
 @strawberry.type(description="A generated pack and what it was built from (the REST response's meta).")
@@ -202,7 +196,7 @@ class GeneratePackInput:
 
 @strawberry.input(description="An approval action.")
 class RecordApprovalInput:
-    action_type: ApprovalActionTypeEnum = strawberry.field(description="requested, approved, rejected, published.")  # type: ignore[valid-type]
+    action_type: ApprovalActionType = strawberry.field(description="requested, approved, rejected, published.")
     comment: str | None = strawberry.field(default=None, description="Optional comment (up to 4000 characters).")
 
 

@@ -17,12 +17,12 @@ from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta,
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import (
-    DistanceSourceEnum,
-    DistanceTypeEnum,
-    FuelTypeEnum,
-    IntensityBasisEnum,
-    TransportModeEnum,
-    WorkspaceStatusEnum,
+    DistanceSource,
+    DistanceType,
+    FuelType,
+    IntensityBasis,
+    TransportMode,
+    WorkspaceStatus,
 )
 from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
 from evidence_gateway.schema.packs import WorkspacePackFields
@@ -53,7 +53,7 @@ class WorkspaceType(Node, WorkspaceCalculationFields, WorkspacePackFields, Works
     external_reference: str | None = strawberry.field(description="Caller's own reference.")
     reporting_period_start: date | None = strawberry.field(description="First day of the reporting period.")
     reporting_period_end: date | None = strawberry.field(description="Last day of the reporting period.")
-    status: WorkspaceStatusEnum = strawberry.field(description="Lifecycle state.")  # type: ignore[valid-type]
+    status: WorkspaceStatus = strawberry.field(description="Lifecycle state.")
     default_methodology_profile_id: uuid.UUID | None = strawberry.field(
         description="Methodology profile used when a calculation names none."
     )
@@ -90,20 +90,20 @@ class CreateWorkspaceInput:
 @strawberry.input(description="One shipment row of an import; missing measures are counted, not refused.")
 class ShipmentRowInput:
     external_id: str | None = strawberry.field(default=None, description="Caller's shipment id.")
-    mode: TransportModeEnum | None = strawberry.field(default=None, description="Transport mode.")  # type: ignore[valid-type]
+    mode: TransportMode | None = strawberry.field(default=None, description="Transport mode.")
     distance_km: float | None = strawberry.field(default=None, description="Distance in km (>= 0).")
     mass_tonnes: float | None = strawberry.field(default=None, description="Payload mass in tonnes (>= 0).")
     origin: str | None = strawberry.field(default=None, description="Origin location.")
     destination: str | None = strawberry.field(default=None, description="Destination location.")
-    fuel_type: FuelTypeEnum | None = strawberry.field(default=None, description="Fuel actually used.")  # type: ignore[valid-type]
+    fuel_type: FuelType | None = strawberry.field(default=None, description="Fuel actually used.")
     fuel_amount: float | None = strawberry.field(default=None, description="Fuel used (litres, kg or kWh; > 0).")
     carrier_intensity_g_per_tkm: float | None = strawberry.field(
         default=None, description="Carrier-specific intensity, g CO2e per tonne-km (> 0)."
     )
-    distance_source: DistanceSourceEnum | None = strawberry.field(  # type: ignore[valid-type]
+    distance_source: DistanceSource | None = strawberry.field(
         default=None, description="Measured (default) or modelled distance."
     )
-    carrier_intensity_basis: IntensityBasisEnum | None = strawberry.field(  # type: ignore[valid-type]
+    carrier_intensity_basis: IntensityBasis | None = strawberry.field(
         default=None, description="Boundary of carrierIntensityGPerTkm (required with it): wtw or ttw."
     )
     vehicle_payload_tonnes: float | None = strawberry.field(
@@ -112,7 +112,7 @@ class ShipmentRowInput:
     fuel_allocation_share: float | None = strawberry.field(
         default=None, description="With fuel: the carrier's allocation share of the fuel (0 < share <= 1)."
     )
-    distance_type: DistanceTypeEnum | None = strawberry.field(  # type: ignore[valid-type]
+    distance_type: DistanceType | None = strawberry.field(
         default=None, description="actual, sfd or gcd (default: gcd for air; sfd if modelled; else actual)."
     )
     shipment_date: date | None = strawberry.field(default=None, description="Date of the shipment (period check).")
