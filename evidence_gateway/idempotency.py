@@ -111,7 +111,7 @@ async def claim(
         if inserted.first() is not None:
             return Claim(org_id, key, print_)
         record = await _load(session, org_id, key)
-        if as_aware(record.expires_at) <= now:  # type: ignore[operator]
+        if as_aware(record.expires_at) <= now:
             # Older than the retention window: the key is free again.
             await session.execute(_where(update(IdempotencyRecord), org_id, key).values(**fresh))
             return Claim(org_id, key, print_)

@@ -1,10 +1,19 @@
 """Timestamps are aware UTC everywhere (SQLModel's UTCDateTime stores and returns them so)."""
 
 from datetime import UTC, datetime
+from typing import overload
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@overload
+def as_aware(value: datetime) -> datetime: ...
+@overload
+def as_aware(value: None) -> None: ...
+@overload
+def as_aware(value: datetime | None) -> datetime | None: ...
 
 
 def as_aware(value: datetime | None) -> datetime | None:

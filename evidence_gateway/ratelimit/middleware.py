@@ -21,6 +21,7 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -123,7 +124,7 @@ def refusal_message(policy: Policy, retry_after: int) -> str:
     return f"rate limit exceeded: {what} are limited to {policy.limit} per {policy.window} s; retry in {retry_after} s"
 
 
-def refusal_details(verdict: Verdict) -> dict[str, object]:
+def refusal_details(verdict: Verdict) -> dict[str, Any]:
     retry_after = max(verdict.reset_seconds, 1)
     return {"policy": verdict.policy.name, "limit": verdict.policy.limit, "window_seconds": verdict.policy.window,
             "retry_after": retry_after}  # fmt: skip

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from strawberry.dataloader import DataLoader
 
@@ -26,7 +26,9 @@ BatchFn = Callable[[Ctx, list[K]], Awaitable[Mapping[K, V]]]
 
 @dataclass
 class GraphQLContext:
-    request: Request
+    # A Request over HTTP, the WebSocket for subscriptions (schema/websocket.py): both carry
+    # the headers, scope and state the fields read.
+    request: HTTPConnection
     response: Response
     db: Database
     settings: Settings

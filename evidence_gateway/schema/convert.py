@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 from datetime import datetime
-from functools import cache
 from typing import Any, TypeVar
 
 import strawberry
+from strawberry.types.base import has_object_definition
 
 from evidence_gateway.timeutil import as_aware
 
@@ -24,8 +24,15 @@ class _Copy:
     enums: tuple[tuple[str, Any], ...]  # strings become the field's enum
 
 
-@cache
-def _copy_of(cls: Any) -> _Copy:
+# Per type, in a dict: functools.cache's wrapper does not type a type[T] as hashable.
+_COPIES: dict[type[Any], _Copy] = {}
+
+
+def _copy_of(cls: type[Any]) -> _Copy:
+    found = _COPIES.get(cls)
+    if found is not None:
+        return found
+    assert has_object_definition(cls)
     as_is, stamps, enums = [], [], []
     for f in cls.__strawberry_definition__.fields:
         if f.base_resolver is not None:
@@ -37,7 +44,8 @@ def _copy_of(cls: Any) -> _Copy:
             stamps.append(f.python_name)
         else:
             as_is.append(f.python_name)
-    return _Copy(tuple(as_is), tuple(stamps), tuple(enums))
+    found = _COPIES[cls] = _Copy(tuple(as_is), tuple(stamps), tuple(enums))
+    return found
 
 
 def from_model(cls: type[T], obj: Any) -> T:

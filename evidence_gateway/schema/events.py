@@ -47,13 +47,13 @@ def event_type(event: Event) -> EventType:
         sequence=event.sequence,
         cursor=events.cursor_of(event.sequence),
         type=event.type,
-        occurred_at=as_aware(event.occurred_at),  # type: ignore[arg-type]
+        occurred_at=as_aware(event.occurred_at),
         actor=event.actor,
         request_id=event.request_id,
         subject_type=event.subject_type,
         subject_id=event.subject_id,
         workspace_id=event.workspace_id,
-        data=event.data,  # type: ignore[arg-type]
+        data=JSON(event.data),
     )
 
 

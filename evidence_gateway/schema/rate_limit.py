@@ -46,7 +46,7 @@ class GraphQLCost(SchemaExtension):
 
     def _refuse(self, verdict: Verdict) -> None:
         details = refusal_details(verdict)
-        error = RateLimited(refusal_message(verdict.policy, int(details["retry_after"])), **details)  # type: ignore[call-overload]
+        error = RateLimited(refusal_message(verdict.policy, int(details["retry_after"])), **details)
         self.execution_context.result = GraphQLExecutionResult(
             data=None, errors=[GraphQLError(error.message, original_error=error)]
         )

@@ -106,7 +106,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         if isinstance(request, WebSocket):
             # Authenticated by on_ws_connect, from the connection_init payload.
             return WebSocketContext(
-                request=request,  # type: ignore[arg-type]
+                request=request,
                 response=response,
                 db=state.db,
                 settings=state.settings,
@@ -148,7 +148,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             errors = [
                 format_error(e, before_execution=before_execution, suggestions=suggestions) for e in result.errors
             ]
-            data["errors"] = errors  # type: ignore[typeddict-item]
+            data["errors"] = [*errors]  # the TypedDict types the list as list[object]
             request_error = negotiation.is_request_error(result.data, errors)
             if request_error:
                 del data["data"]  # nothing executed: the spec's request error has no data entry
