@@ -28,6 +28,7 @@ from evidence_gateway.db import Database
 from evidence_gateway.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
 from evidence_gateway.leases import kept_alive
 from evidence_gateway.models import IdempotencyRecord
+from evidence_gateway.models.base import table_of
 from evidence_gateway.timeutil import as_aware, utcnow
 
 RETENTION = timedelta(hours=24)
@@ -103,7 +104,7 @@ async def claim(
         "expires_at": now + RETENTION,
     }
     dialect_insert = sqlite.insert if db.is_sqlite else postgresql.insert
-    table = IdempotencyRecord.__table__  # type: ignore[attr-defined]
+    table = table_of(IdempotencyRecord)
     async with db.write() as session:
         inserted = await session.execute(
             dialect_insert(table).values(**fresh).on_conflict_do_nothing().returning(table.c.key)

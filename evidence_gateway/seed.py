@@ -11,6 +11,7 @@ from sqlmodel import col
 from evidence_gateway.calculation import factors as f
 from evidence_gateway.db import Database
 from evidence_gateway.models import EmissionFactor, FactorVersion, MethodologyProfile
+from evidence_gateway.models.base import table_of
 from evidence_gateway.timeutil import utcnow
 
 
@@ -55,9 +56,9 @@ def _rows() -> list[tuple[Table, list[dict[str, Any]]]]:
         for p in f.PROFILES
     ]
     return [
-        (FactorVersion.__table__, [version]),  # type: ignore[attr-defined]
-        (EmissionFactor.__table__, factor_rows),  # type: ignore[attr-defined]
-        (MethodologyProfile.__table__, profiles),  # type: ignore[attr-defined]
+        (table_of(FactorVersion), [version]),
+        (table_of(EmissionFactor), factor_rows),
+        (table_of(MethodologyProfile), profiles),
     ]
 
 

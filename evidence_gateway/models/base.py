@@ -6,8 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column
-from sqlmodel import Field
+from sqlalchemy import JSON, BigInteger, Column, Table
+from sqlmodel import Field, SQLModel
 
 from evidence_gateway.timeutil import utcnow
 
@@ -35,4 +35,13 @@ def counter_field(start: int = 0, *, big: bool = False) -> Any:
     return Field(default=start, nullable=False, sa_column_kwargs={"server_default": str(start)})
 
 
-__all__ = ["counter_field", "created_field", "datetime", "id_field", "json_field", "org_fk"]
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table of a table model, for statements that bypass the ORM (bulk inserts, upserts).
+
+    SQLAlchemy sets ``__table__`` on the class itself; SQLModel's types do not declare it.
+    """
+    table: Table = vars(model)["__table__"]
+    return table
+
+
+__all__ = ["counter_field", "created_field", "datetime", "id_field", "json_field", "org_fk", "table_of"]

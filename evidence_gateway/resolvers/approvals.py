@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 from sqlmodel import col
@@ -17,7 +17,7 @@ from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.scoping import readable
-from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
+from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
@@ -45,11 +45,11 @@ _PACK_STAGE = {
     WorkspaceStatus.published.value,
 }
 
-ActionName = Literal[tuple(a.value for a in ApprovalActionType)]  # type: ignore[valid-type]
+ActionName = Annotated[str, OneOf(ApprovalActionType)]
 
 
 class ApprovalInput(StrictInput):
-    action_type: ActionName  # type: ignore[valid-type]
+    action_type: ActionName
     comment: Annotated[str, Field(max_length=4000)] | None = None
 
 

@@ -6,7 +6,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -31,14 +31,13 @@ from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.scoping import owned_by, readable
-from evidence_gateway.resolvers.validation import IsoDate, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.resolvers.validation import IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
 
-# Literal (not Enum) so strict validation accepts the JSON strings themselves.
-EvidenceTypeName = Literal[tuple(t.value for t in EvidenceType)]  # type: ignore[valid-type]
-VerificationName = Literal[tuple(v.value for v in VerificationStatus)]  # type: ignore[valid-type]
-ScopeName = Literal[tuple(s.value for s in AttachmentScope)]  # type: ignore[valid-type]
+EvidenceTypeName = Annotated[str, OneOf(EvidenceType)]
+VerificationName = Annotated[str, OneOf(VerificationStatus)]
+ScopeName = Annotated[str, OneOf(AttachmentScope)]
 
 _MIME_RE = re.compile(r"^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$")
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -71,26 +70,20 @@ def _mime(value: str) -> str:
     return value
 
 
-def _text(max_length: int, *, required: bool = False) -> Any:
-    # NUL and surrogates are refused for every input at once (validation.parse).
-    return Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1 if required else 0, max_length=max_length)
-    ]
-
-
-Title = _text(300, required=True)
-FileName = _text(300, required=True)
+# NUL and surrogates are refused for every input at once (validation.parse).
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+FileName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 FileUrl = Annotated[str, StringConstraints(max_length=2000), AfterValidator(_http_url)]
 Sha256 = Annotated[str, AfterValidator(_sha256)]
 MimeType = Annotated[str, StringConstraints(max_length=200), AfterValidator(_mime)]
-Label = _text(200)
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=0, max_length=200)]
 Notes = Annotated[str, StringConstraints(max_length=4000)]
 
 
 class EvidenceCreate(StrictInput):
-    evidence_type: EvidenceTypeName  # type: ignore[valid-type]
-    title: Title  # type: ignore[valid-type]
-    file_name: FileName  # type: ignore[valid-type]
+    evidence_type: EvidenceTypeName
+    title: Title
+    file_name: FileName
     file_url: FileUrl
     workspace_id: UUIDField | None = None
     report_pack_id: UUIDField | None = None
@@ -100,10 +93,10 @@ class EvidenceCreate(StrictInput):
     issue_date: IsoDate | None = None
     valid_from: IsoDate | None = None
     valid_to: IsoDate | None = None
-    source_system: Label | None = None  # type: ignore[valid-type]
+    source_system: Label | None = None
     # null means "not given" for these, as for every optional field.
-    verification_status: VerificationName | None = None  # type: ignore[valid-type]
-    attachment_scope: ScopeName | None = None  # type: ignore[valid-type]
+    verification_status: VerificationName | None = None
+    attachment_scope: ScopeName | None = None
     extracted_metadata_json: dict[str, Any] | None = Field(default=None)
     notes: Notes | None = None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
 from sqlalchemy import insert, select
@@ -21,21 +21,21 @@ from evidence_gateway.models import (
     TransportMode,
     WorkspaceStatus,
 )
+from evidence_gateway.models.base import table_of
 from evidence_gateway.representation import import_batch_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.scoping import readable
-from evidence_gateway.resolvers.validation import IsoDate, ShortText, StrictInput, WholeNumber, parse, parse_id
+from evidence_gateway.resolvers.validation import IsoDate, OneOf, ShortText, StrictInput, WholeNumber, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
 
-# Literal (not Enum) so strict validation accepts the JSON strings themselves.
-ModeName = Literal[tuple(m.value for m in TransportMode)]  # type: ignore[valid-type]
-FuelName = Literal[tuple(f.value for f in FuelType)]  # type: ignore[valid-type]
-DistanceSourceName = Literal[tuple(d.value for d in DistanceSource)]  # type: ignore[valid-type]
-DistanceTypeName = Literal[tuple(d.value for d in DistanceType)]  # type: ignore[valid-type]
-BasisName = Literal[tuple(b.value for b in IntensityBasis)]  # type: ignore[valid-type]
+ModeName = Annotated[str, OneOf(TransportMode)]
+FuelName = Annotated[str, OneOf(FuelType)]
+DistanceSourceName = Annotated[str, OneOf(DistanceSource)]
+DistanceTypeName = Annotated[str, OneOf(DistanceType)]
+BasisName = Annotated[str, OneOf(IntensityBasis)]
 # Upper bounds keep every product finite and catch unit mistakes (metres for km, kg for t):
 # no leg is longer than 50,000 km, no consignment heavier than 1,000,000 t.
 DistanceKm = Annotated[float, Field(ge=0, le=50_000, allow_inf_nan=False)]
@@ -61,13 +61,13 @@ class ShipmentRow(StrictInput):
     fuel_type: FuelName | None = None
     fuel_amount: FuelAmount | None = None
     carrier_intensity_g_per_tkm: Intensity | None = None
-    distance_source: DistanceSourceName = DistanceSource.measured.value  # type: ignore[valid-type]
+    distance_source: DistanceSourceName = DistanceSource.measured.value
     # Issue 12 (docs/methodology.md). Declared after the fields they depend on: a field
     # validator sees the fields before it, and the error names the field itself.
-    carrier_intensity_basis: BasisName | None = Field(default=None, validate_default=True)  # type: ignore[valid-type]
+    carrier_intensity_basis: BasisName | None = Field(default=None, validate_default=True)
     vehicle_payload_tonnes: PayloadTonnes | None = Field(default=None, validate_default=True)
     fuel_allocation_share: Share | None = Field(default=None, validate_default=True)
-    distance_type: DistanceTypeName | None = None  # type: ignore[valid-type]
+    distance_type: DistanceTypeName | None = None
     shipment_date: IsoDate | None = None
 
     @field_validator("carrier_intensity_basis")
@@ -122,7 +122,7 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
             chunk = rows[start : start + INSERT_CHUNK]
             await session.execute(
                 # Core, not ORM bulk: the ORM drops None keys and splits sparse rows into many statements.
-                insert(Shipment.__table__),  # type: ignore[arg-type]
+                insert(table_of(Shipment)),
                 [
                     {
                         "id": uuid.uuid4(),

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import enum
 import re
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, GetCoreSchemaHandler, StringConstraints, ValidationError
+from pydantic_core import CoreSchema, core_schema
 
 from evidence_gateway.errors import BadRequest, InvalidInput, NotFound
 
@@ -65,6 +68,21 @@ UUIDField = Annotated[uuid.UUID, BeforeValidator(canonical_uuid)]
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ShortText = Annotated[str, StringConstraints(max_length=500)]
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """``Annotated[str, OneOf(SomeEnum)]``: one of the enum's values, checked as ``Literal[...]``
+    would be (same error, same JSON Schema) while type checkers see the ``str`` it is.
+
+    A string, not the enum, so strict validation accepts the JSON strings themselves; a
+    ``Literal`` built from the enum would do the same at run time but is no type to mypy.
+    """
+
+    values: type[enum.Enum]
+
+    def __get_pydantic_core_schema__(self, _source: Any, _handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.literal_schema([member.value for member in self.values])
 
 
 class StrictInput(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, StringConstraints
 from sqlalchemy import func, select
@@ -25,7 +25,7 @@ from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
 from evidence_gateway.resolvers.scoping import of_org, owned_by, readable
-from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
+from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
 from evidence_gateway.webhooks import delivery, guard
@@ -34,7 +34,7 @@ from evidence_gateway.webhooks import delivery, guard
 ROTATION_OVERLAP = timedelta(hours=24)
 MAX_EVENT_TYPES = 50
 
-EventTypeName = Literal[tuple(t.value for t in EventType)]  # type: ignore[valid-type]
+EventTypeName = Annotated[str, OneOf(EventType)]
 
 
 def _printable(value: str) -> str:
@@ -53,7 +53,7 @@ def _distinct(values: list[str]) -> list[str]:
 
 Url = Annotated[str, StringConstraints(min_length=1, max_length=guard.MAX_URL_LENGTH)]
 Description = Annotated[str, StringConstraints(max_length=500), AfterValidator(_printable)]
-EventTypes = Annotated[list[EventTypeName], AfterValidator(_distinct)]  # type: ignore[valid-type]
+EventTypes = Annotated[list[EventTypeName], AfterValidator(_distinct)]
 
 
 class EndpointCreate(StrictInput):
