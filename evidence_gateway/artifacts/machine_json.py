@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -77,7 +77,8 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         if not first:
             out.write(b",")
         values = {
-            name: (None if v is None else fixed(v)) if exact else v
+            # the computed columns hold the engine's figures: floats or None
+            name: (None if v is None else fixed(cast(float, v))) if exact else v
             for name, v, exact in zip(SHIPMENT_COLUMNS, row, computed, strict=True)
         }
         out.write(_dumps(values))

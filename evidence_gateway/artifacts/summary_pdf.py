@@ -151,7 +151,7 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         ]
         story += [_table(figures, s["body"], [55 * mm, 60 * mm], header=False), Spacer(1, 3 * mm)]
         if q.rules_triggered:
-            rules = [["Rule", "Severity", "Count", "Message"]]
+            rules: list[list[Any]] = [["Rule", "Severity", "Count", "Message"]]
             rules += [[r.get("id"), r.get("severity"), r.get("count"), r.get("message")] for r in q.rules_triggered]
             story += [_table(rules, s["body"], [40 * mm, 20 * mm, 15 * mm, 99 * mm]), Spacer(1, 3 * mm)]
         if q.summary_text:

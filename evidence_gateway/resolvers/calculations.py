@@ -376,7 +376,7 @@ async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -
         fetched = await driver.fetch(_ROW_SQL.format(p1="$1", p2="$2"), workspace_id, ctx.org_id)
     if ctx.db.is_sqlite:
         # sqlite3 hands back the DATE column as text; the engine compares dates.
-        return [ShipmentInput(*r[:-1], date.fromisoformat(r[-1]) if r[-1] else None) for r in fetched]
+        return [ShipmentInput._make((*r[:-1], date.fromisoformat(r[-1]) if r[-1] else None)) for r in fetched]
     return [ShipmentInput(*r) for r in fetched]
 
 

@@ -60,14 +60,16 @@ async def _successors(
         .order_by(col(CalculationRun.created_at).asc())
     )
     for legacy_id, workspace_id in runs:
-        workspaces[legacy_id] = workspace_id  # newest wins
+        if legacy_id is not None:  # never None (in_ above); the column is nullable
+            workspaces[legacy_id] = workspace_id  # newest wins
     found = await session.execute(
         select(col(ReportPack.legacy_report_id), col(ReportPack.id))
         .where(of_org(ctx_org, ReportPack), col(ReportPack.legacy_report_id).in_(ids))
         .order_by(col(ReportPack.created_at).asc())
     )
     for legacy_id, pack_id in found:
-        packs[legacy_id] = pack_id
+        if legacy_id is not None:
+            packs[legacy_id] = pack_id
     return workspaces, packs
 
 
