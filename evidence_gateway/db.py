@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import Engine, Executable, Row, create_engine, event
+from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -109,8 +109,7 @@ class Database:
                 yield session
             finally:
                 # Through the driver: ends the read transaction without expiring what was loaded.
-                driver = (await (await session.connection()).get_raw_connection()).driver_connection
-                await asyncio.shield(driver.rollback())  # type: ignore[union-attr]
+                await asyncio.shield((await driver_connection(session)).rollback())
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
@@ -145,12 +144,26 @@ def _create_private(path: str | None) -> None:
         pass  # an existing database keeps its mode; a missing directory fails on connect
 
 
+async def driver_connection(session: AsyncSession) -> Any:
+    """The driver's own connection (aiosqlite or asyncpg) under the session's transaction, for
+    the few hot statements that skip SQLAlchemy's adapter and its hops to aiosqlite's thread."""
+    driver = (await (await session.connection()).get_raw_connection()).driver_connection
+    if driver is None:
+        raise RuntimeError("the session's connection has been closed")
+    return driver
+
+
+def rows_changed(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE touched (the session types its result as a plain Result)."""
+    if not isinstance(result, CursorResult):
+        raise TypeError(f"{type(result).__name__} of a statement that returns rows, not a count")
+    return result.rowcount
+
+
 async def _sqlite_begin(session: AsyncSession, statement: str) -> None:
     """Begin on the session's connection through the driver: one hop to aiosqlite's thread,
     where the adapter takes three (cursor, execute, close) — this runs on every write."""
-    connection = await session.connection()
-    driver = (await connection.get_raw_connection()).driver_connection
-    await driver.execute(statement)  # type: ignore[union-attr]
+    await (await driver_connection(session)).execute(statement)
 
 
 class _SqliteReader:

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from evidence_gateway.db import driver_connection
 from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.timeutil import utcnow
 
@@ -106,8 +107,7 @@ async def append(
     """
     if not events and not before:
         return None
-    connection = await session.connection()
-    driver = (await connection.get_raw_connection()).driver_connection
+    driver = await driver_connection(session)
     now = utcnow()
     if is_sqlite:
         # Stored as SQLAlchemy stores them on SQLite: hex uuids, naive UTC times, JSON text.
@@ -118,7 +118,7 @@ async def append(
             for e in events
         ]  # fmt: skip
         return _queue_sqlite(driver, before or [], rows)
-    await driver.execute(  # type: ignore[union-attr]
+    await driver.execute(
         _POSTGRES_APPEND,
         org_id,
         len(events),

@@ -24,7 +24,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.db import Database
+from evidence_gateway.db import Database, rows_changed
 from evidence_gateway.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
 from evidence_gateway.leases import kept_alive
 from evidence_gateway.models import IdempotencyRecord
@@ -208,7 +208,7 @@ async def purge(db: Database) -> int:
     """Drop answers older than the retention window (the sweeper calls this)."""
     async with db.write() as session:
         result = await session.execute(delete(IdempotencyRecord).where(col(IdempotencyRecord.expires_at) < utcnow()))
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return rows_changed(result)
 
 
 async def _load(session: AsyncSession, org_id: uuid.UUID, key: str) -> IdempotencyRecord:

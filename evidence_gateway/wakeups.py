@@ -19,7 +19,7 @@ import logging
 import uuid
 from collections.abc import Callable
 
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger(__name__)

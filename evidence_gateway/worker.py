@@ -22,7 +22,7 @@ from sqlmodel import col
 
 from evidence_gateway import idempotency
 from evidence_gateway.auth import Principal
-from evidence_gateway.db import Database
+from evidence_gateway.db import Database, rows_changed
 from evidence_gateway.errors import DomainError
 from evidence_gateway.leases import NODE_ID, expiry, register_waiter, unregister_waiter
 from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
@@ -179,7 +179,7 @@ class Worker:
                     .where(col(model.id) == item_id, col(model.lease_owner).is_(None))
                     .values(lease_owner=NODE_ID, lease_expires_at=expiry(self.settings.lease_seconds))
                 )
-                if taken.rowcount:  # type: ignore[attr-defined]
+                if rows_changed(taken):
                     claimed.append((item_id, org_id, key_id))
         return claimed
 

@@ -159,11 +159,11 @@ def _boundaries(
 ) -> tuple[Decimal, Decimal, str, uuid.UUID | None, Decimal | None]:
     """(TTW kg, WTT kg, ISO category, factor id, allocation share) of one usable row."""
     default = f.modes[mode]
-    fuel = f.fuels.get(r.fuel_type) if r.fuel_type is not None and r.fuel_amount is not None else None
-    if fuel is not None:
+    fuel = f.fuels.get(r.fuel_type) if r.fuel_type is not None else None
+    if fuel is not None and r.fuel_amount is not None:
         share = _allocation(r, mass, tkm, notes, flags)
         if share is not None:
-            amount = dec(r.fuel_amount) * share  # type: ignore[arg-type]
+            amount = dec(r.fuel_amount) * share
             return q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share
         notes.append(flag_ids.FUEL_NOT_ALLOCATED)
     carrier = r.carrier_intensity_g_per_tkm
@@ -209,8 +209,9 @@ def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str],
     return None
 
 
-def _usable(r: ShipmentInput, mode: str, f: FactorSet, period: tuple[date | None, date | None]) -> _Row:
-    distance, mass = dec(r.distance_km), dec(r.mass_tonnes)  # type: ignore[arg-type]
+def _usable(
+    r: ShipmentInput, mode: str, distance: Decimal, mass: Decimal, f: FactorSet, period: tuple[date | None, date | None]
+) -> _Row:
     flags: list[str] = []
     notes: list[str] = []
     if distance == 0:
@@ -273,7 +274,7 @@ def calculate(
             excluded.append((len(out), r))
             out.append(None)
             continue
-        row = _usable(r, mode, factors, period)
+        row = _usable(r, mode, dec(r.distance_km), dec(r.mass_tonnes), factors, period)
         tier_counts[row.tier] += 1
         if row.flags:
             flagged += 1

@@ -112,7 +112,7 @@ def exposition(accept: str) -> tuple[bytes, str]:
     encoder, content_type = choose_encoder(accept)
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()
-        prometheus_multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        prometheus_multiprocess.MultiProcessCollector(registry)
         return encoder(registry), content_type
     return encoder(REGISTRY), content_type
 

@@ -24,6 +24,7 @@ from sqlmodel import col
 from evidence_gateway import checkpoints
 from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
+from evidence_gateway.db import driver_connection, rows_changed
 from evidence_gateway.errors import Conflict, InternalError, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.leases import NODE_ID, expiry, wake_workers
@@ -359,15 +360,9 @@ _EMISSION_COLUMNS = (
 _FACTOR_AT = RowResult._fields.index("factor_id")
 
 
-async def _driver(session: AsyncSession) -> Any:
-    conn = await session.connection()
-    raw = await conn.get_raw_connection()
-    return raw.driver_connection
-
-
 async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ShipmentInput]:
     """Shipment rows in import order (ids stay in the driver's form: hex text on SQLite)."""
-    driver = await _driver(session)
+    driver = await driver_connection(session)
     if ctx.db.is_sqlite:
         cursor = await driver.execute(_ROW_SQL.format(p1="?", p2="?"), (workspace_id.hex, ctx.org_id.hex))
         fetched = await cursor.fetchall()
@@ -382,7 +377,7 @@ async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -
 
 async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, rows: list[Any]) -> None:
     """One stored result per shipment row, in chunks; no ORM object per row."""
-    driver = await _driver(session)
+    driver = await driver_connection(session)
     if ctx.db.is_sqlite:
         sql = (
             f"INSERT INTO shipment_emission ({', '.join(_EMISSION_COLUMNS)}) "
@@ -431,7 +426,7 @@ async def fail_run(
             lease_expires_at=None,
         )
     )
-    if not done.rowcount:  # type: ignore[attr-defined]
+    if not rows_changed(done):
         return False
     run = (
         await uow.session.execute(

@@ -97,7 +97,8 @@ class Order:
     def _compare(self, values: tuple[Any, ...], *, greater: bool, sqlite: bool) -> ColumnElement[bool]:
         params = [bindparam(None, v, type_=c.type) for c, v in zip(self.columns, values, strict=True)]
         if len(self.columns) == 1:
-            return self.columns[0] > params[0] if greater else self.columns[0] < params[0]  # type: ignore[no-any-return]
+            single: ColumnElement[bool] = self.columns[0] > params[0] if greater else self.columns[0] < params[0]
+            return single
         if not sqlite:
             # A row-value comparison: PostgreSQL reads it as one range of the (scope, time, id) index.
             left, right = tuple_(*self.columns), tuple_(*params)
