@@ -211,6 +211,11 @@ def main() -> None:
     print("arrows (room -> rooms it imports at load):")
     for name in rooms:
         print(f"  {name:18} -> {' '.join(sorted(arrows.get(name, ()))) or '-'}")
+    rooms_graph = ImportGraph(modules=set(rooms), edges=arrows)
+    room_circles = rooms_graph.circles()
+    print(f"\ncircles between rooms, through modules that are not in a circle ({len(room_circles)}):")
+    for members in room_circles:
+        print("  " + " <-> ".join(members))
     circles = graph.circles()
     print(f"\ncircles between modules ({len(circles)}):")
     for members in circles:

@@ -7,6 +7,9 @@ stated cost; each entry of the allow-list says which.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tests.import_graph import PACKAGE, ImportGraph, build, room
@@ -118,3 +121,18 @@ def test_the_graph_sees_what_python_sees(graph: ImportGraph) -> None:
     assert P + "json_response" in graph.edges[P + "graphiql"]
     assert "strawberry" in graph.external[P + "schema.packs"]
     assert all(room(m) != "schema" for m in graph.edges[P + "rest_compat.http"])
+
+
+def test_the_readme_layout_names_every_room_once(graph: ImportGraph) -> None:
+    """README "Layout" says what each subpackage and top-level module holds: none missing, none stale."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    package_part = block.split(f"{PACKAGE}/", 1)[1].split("\ntests/", 1)[0]
+    # Each line names its rooms first ("db.py migrate.py seed.py"), then two spaces and what they hold.
+    heads = [re.split(r"\s{2,}", line.strip(), maxsplit=1)[0] for line in package_part.splitlines()]
+    listed = [
+        m.group(1) for head in heads for token in head.split() if (m := re.fullmatch(r"([a-z_]+)(/|\.py)", token))
+    ]
+    rooms = {room(m) for m in graph.modules if m != PACKAGE}
+    assert sorted(set(listed)) == sorted(rooms)
+    assert len(listed) == len(set(listed)), "a room is listed twice"
