@@ -1,6 +1,6 @@
 """Servers on a real socket, for clients that must speak to one: a real `evidence-gateway serve` in
-a subprocess (the graphql-http audit in Node, a browser), ready once /healthz answers; and an
-in-process app served by uvicorn (WebSocket clients)."""
+a subprocess (the graphql-http audit in Node, a browser), started by serve_process.start_serve;
+and an in-process app served by uvicorn (WebSocket clients)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import uvicorn
 from starlette.applications import Starlette
 
+from tests.serve_process import free_port, start_serve
 from tests.waiting import eventually
+
+__all__ = ["LiveServer", "free_port", "served", "serving", "ws_served"]
 
 
 @dataclass(frozen=True)
@@ -28,43 +29,26 @@ class LiveServer:
     log: Path
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @asynccontextmanager
 async def serving(directory: Path, env: dict[str, str] | None = None) -> AsyncIterator[LiveServer]:
     """A server on a fresh SQLite file in ``directory``: what a process adds over the in-process
     app is the socket, and the transport does not depend on the database."""
     port = free_port()
+    base = f"http://127.0.0.1:{port}"
     full_env = {
         **os.environ,
         "EVIDENCE_SECRET_KEY": "live-server-secret",
-        "EVIDENCE_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "EVIDENCE_PUBLIC_BASE_URL": base,
         **(env or {}),
     }
-    cmd = [sys.executable, "-m", "evidence_gateway.cli", "serve", "--port", str(port), "--log-level", "warning"]
-    cmd += ["--database-url", f"sqlite+aiosqlite:///{directory / 'live.db'}"]
+    args = ["--log-level", "warning", "--database-url", f"sqlite+aiosqlite:///{directory / 'live.db'}"]
     log_path = directory / "serve.log"
     with log_path.open("w+") as log:
-        proc = subprocess.Popen(  # noqa: ASYNC220, S603 - started once, waited on by polling
-            cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, cwd=directory
+        # Blocks this loop until /healthz answers: nothing else runs on it meanwhile.
+        proc = start_serve(
+            port, args, env=full_env, cwd=directory, stdout=log, stderr=subprocess.STDOUT, logs=log_path.read_text
         )
-        base = f"http://127.0.0.1:{port}"
-
-        async def ready() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError(f"serve exited: {log_path.read_text()[-2000:]}")
-            try:
-                async with httpx.AsyncClient() as http:
-                    return (await http.get(f"{base}/healthz", timeout=1)).status_code == 200
-            except httpx.HTTPError:
-                return False
-
         try:
-            await eventually(ready, "the server to answer /healthz", within=60)
             key = next(line.strip() for line in log_path.read_text().splitlines() if line.startswith("evk_"))
             yield LiveServer(base, key, log_path)
         finally:

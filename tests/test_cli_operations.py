@@ -18,8 +18,8 @@ import pytest
 from starlette.applications import Starlette
 
 from evidence_gateway.cli import build_parser
+from tests.serve_process import Database, Server
 from tests.test_cli import CLI, run_cli
-from tests.test_crash_safety import Database, Server
 
 
 def _url(database_url: str) -> str:

@@ -8,36 +8,24 @@ observable state (a row in the database, a resource over the API) against a dead
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import io
-import os
-import re
 import signal
-import socket
-import sqlite3
-import subprocess
-import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER
+from tests.serve_process import Client, Database, Server, api_key, database, server
 from tests.waiting import until
 
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-m", "evidence_gateway.cli"]
+__all__ = ["database", "server"]  # the fixtures, re-exported for this module's tests
+
 ASYNC = {"Prefer": "respond-async"}
-LEASE_SECONDS = "1"
-SECRET = "crash-safety-test-secret"
 ROWS: list[dict[str, Any]] = [
     {"external_id": "D", "mode": "road", "distance_km": 100, "mass_tonnes": 10},
     {
@@ -49,263 +37,10 @@ ROWS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 # ---- the database, read directly (what the server shows is checked over the API) ------------------
 
 
-@dataclass
-class Database:
-    url: str
-    sqlite_path: Path | None = None
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.sqlite_path is not None
-
-    def rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        """``sql`` with ``$1, $2…`` placeholders; uuid arguments as UUID objects."""
-        if self.sqlite_path is not None:
-            # SQLAlchemy's Uuid type stores 32 hex characters on SQLite.
-            plain = [a.hex if isinstance(a, uuid.UUID) else a for a in args]
-            conn = sqlite3.connect(self.sqlite_path, timeout=5)
-            try:
-                return [tuple(r) for r in conn.execute(re.sub(r"\$\d+", "?", sql), plain).fetchall()]
-            finally:
-                conn.close()
-        return asyncio.run(self._pg_rows(sql, *args))
-
-    async def _pg_rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-        import asyncpg
-
-        conn = await asyncpg.connect(
-            host=PG_HOST, port=PG_PORT, user=PG_USER, database=self.url.rsplit("/", 1)[1], timeout=5
-        )
-        try:
-            return [tuple(r) for r in await conn.fetch(sql, *args)]
-        finally:
-            await conn.close()
-
-    def lease_owner(self, table: str, item_id: str) -> str | None:
-        found = self.rows(f"SELECT lease_owner FROM {table} WHERE id = $1", uuid.UUID(item_id))
-        return found[0][0] if found else None
-
-    def packs_of(self, workspace_id: str) -> list[str]:
-        found = self.rows("SELECT id FROM report_pack WHERE workspace_id = $1", uuid.UUID(workspace_id))
-        return [str(r[0]) if isinstance(r[0], uuid.UUID) else str(uuid.UUID(r[0])) for r in found]
-
-
-async def _pg_admin(sql: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, database="postgres", timeout=5)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param(
-            "postgresql", marks=pytest.mark.skipif(not PG_AVAILABLE, reason=f"no PostgreSQL on {PG_HOST}:{PG_PORT}")
-        ),
-    ]
-)
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A throwaway database per test: a SQLite file, or a PostgreSQL database dropped after."""
-    if request.param == "sqlite":
-        path = tmp_path / "evidence.db"
-        yield Database(f"sqlite+aiosqlite:///{path}", sqlite_path=path)
-        return
-    name = f"evidence_crash_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
-    try:
-        yield Database(f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}")
-    finally:
-        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
 # ---- the command line and the server process --------------------------------------------------------
-
-
-def _cli_features() -> tuple[bool, bool]:
-    """(serve has --migrate, there is a `db upgrade` command): schema handling may be in flux,
-    so ask the command line's own parser once instead of assuming either state."""
-    from evidence_gateway.cli import build_parser
-
-    def understood(*argv: str) -> bool:
-        try:
-            with contextlib.redirect_stderr(io.StringIO()):
-                _args, unknown = build_parser().parse_known_args(list(argv))
-        except SystemExit:  # an unknown command
-            return False
-        return not unknown
-
-    return understood("serve", "--migrate"), understood("db", "upgrade")
-
-
-SERVE_MIGRATE, DB_UPGRADE = _cli_features()
-
-
-def clean_env(database: Database, **extra: str) -> dict[str, str]:
-    """The inherited environment without any EVIDENCE_* setting, plus this test's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EVIDENCE_")}
-    env.update(
-        EVIDENCE_DATABASE_URL=database.url,
-        EVIDENCE_SECRET_KEY=SECRET,
-        EVIDENCE_LEASE_SECONDS=LEASE_SECONDS,
-        PYTHONUNBUFFERED="1",
-    )
-    env.update(extra)
-    return env
-
-
-def run_cli(database: Database, *args: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [*CLI, *args, "--database-url", database.url],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=clean_env(database),
-        cwd=cwd,
-        check=False,
-    )
-    assert done.returncode == 0, f"{args}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def api_key(database: Database, cwd: Path) -> str:
-    if not database.is_sqlite and DB_UPGRADE:
-        run_cli(database, "db", "upgrade", cwd=cwd)
-    out = run_cli(database, "keys", "create", "--org", "crash-test", cwd=cwd)
-    match = re.fullmatch(r"(evk_[0-9a-f]{48})\n", out)
-    assert match, out
-    return match.group(1)
-
-
-@dataclass
-class Server:
-    """One `evidence-gateway serve` process in its own session (so killpg takes all of it)."""
-
-    database: Database
-    workdir: Path
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-    log_path: Path | None = None
-    # Extra EVIDENCE_* settings of every start.
-    env: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, *args: str, pause_at: str = "") -> None:
-        assert self.proc is None or self.proc.poll() is not None, "the previous process still runs"
-        self.starts += 1
-        self.log_path = self.workdir / f"serve-{self.starts}.log"
-        with open(self.log_path, "wb") as log:
-            self._launch(args, log, subprocess.STDOUT, {"EVIDENCE_PAUSE_AT": pause_at} if pause_at else {})
-
-    def _launch(self, args: tuple[str, ...], stdout: IO[bytes], stderr: IO[bytes] | int, extra: dict[str, str]) -> None:
-        """Start ``serve`` in its own process group and wait until it answers /healthz."""
-        cmd = [*CLI, "serve", "--port", str(self.port), *args]
-        if not self.database.is_sqlite and SERVE_MIGRATE:
-            cmd.append("--migrate")
-        env = clean_env(self.database, **self.env, **extra)
-        self.proc = subprocess.Popen(
-            cmd, stdout=stdout, stderr=stderr, env=env, cwd=self.workdir, start_new_session=True
-        )
-        until(self._answers, f"serve #{self.starts} to answer on {self.base}", logs=self.logs)
-
-    def _answers(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            pytest.fail(f"serve exited with {self.proc.returncode} before answering\n{self.logs()}")
-        try:
-            return httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    def logs(self) -> str:
-        parts = []
-        for n in range(1, self.starts + 1):
-            path = self.workdir / f"serve-{n}.log"
-            if path.exists():
-                parts.append(f"--- serve #{n} output ---\n{path.read_text(errors='replace')[-6000:]}")
-        return "\n".join(parts)
-
-    def kill(self) -> None:
-        """SIGKILL the whole process group: no shutdown code runs, leases are simply not renewed."""
-        assert self.proc is not None
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def terminate(self, timeout: float) -> int:
-        """SIGTERM (the process group leader is uvicorn's process); the exit status."""
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"serve did not exit within {timeout} s of SIGTERM\n{self.logs()}")
-
-    def cleanup(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=10)
-
-
-@pytest.fixture
-def server(database: Database, tmp_path: Path) -> Iterator[Server]:
-    srv = Server(database, tmp_path)
-    try:
-        yield srv
-    finally:
-        srv.cleanup()
-
-
-@dataclass
-class Client:
-    base: str
-    key: str
-
-    def _url(self, path: str) -> str:
-        return path if path.startswith("http") else f"{self.base}{path}"
-
-    def get(self, path: str, **kw: Any) -> httpx.Response:
-        return httpx.get(self._url(path), headers={"Authorization": f"Bearer {self.key}"}, timeout=10, **kw)
-
-    def post(self, path: str, json: Any = None, headers: dict[str, str] | None = None, **kw: Any) -> httpx.Response:
-        merged = {"Authorization": f"Bearer {self.key}", **(headers or {})}
-        return httpx.post(self._url(path), json=json, headers=merged, timeout=kw.pop("timeout", 30), **kw)
-
-    def data(self, path: str) -> Any:
-        resp = self.get(path)
-        assert resp.status_code == 200, resp.text
-        return resp.json()["data"]
-
-    def events(self, type_: str) -> list[dict[str, Any]]:
-        """Every event of ``type_`` in the organisation's log, following the cursor."""
-        found: list[dict[str, Any]] = []
-        params = {"limit": "200"}
-        while True:
-            resp = self.get("/api/v2/events", params=params)
-            assert resp.status_code == 200, resp.text
-            body = resp.json()
-            found += [e for e in body["data"] if e["type"] == type_]
-            if not body["pagination"]["has_more"]:
-                return found
-            params["after"] = body["pagination"]["next_cursor"]
 
 
 def imported_workspace(api: Client) -> str:

@@ -18,7 +18,8 @@ from starlette.applications import Starlette
 
 from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers.organizations import create_api_key
-from tests.conftest import Api, create_workspace, gql_code
+from tests import serve_process
+from tests.conftest import PG_AVAILABLE, Api, create_workspace, gql_code
 from tests.test_cli import run_cli
 from tests.waiting import eventually
 
@@ -249,19 +250,17 @@ async def test_keys_on_the_command_line(app: Starlette, database_url: str, clien
 
 @pytest.mark.slow
 async def test_a_key_revoked_on_one_node_is_refused_by_the_other_after_the_cache_window(tmp_path: Path) -> None:
-    from tests.test_crash_safety import PG_AVAILABLE, Database, Server, _pg_admin, api_key
-
     if not PG_AVAILABLE:
         pytest.skip("no PostgreSQL on 127.0.0.1:5432")
     name = f"evidence_keys_{uuid.uuid4().hex[:12]}"
-    await _pg_admin(f'CREATE DATABASE "{name}"')
-    database = Database(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}")
-    nodes: list[Server] = []
+    await serve_process.pg_admin(f'CREATE DATABASE "{name}"')
+    database = serve_process.Database(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}")
+    nodes: list[serve_process.Server] = []
     try:
-        key = api_key(database, tmp_path)
+        key = serve_process.api_key(database, tmp_path)
         for label in ("a", "b"):
             (tmp_path / label).mkdir()
-            srv = Server(database, tmp_path / label, env={"EVIDENCE_AUTH_CACHE_SECONDS": "1"})
+            srv = serve_process.Server(database, tmp_path / label, env={"EVIDENCE_AUTH_CACHE_SECONDS": "1"})
             srv.start()
             nodes.append(srv)
         a, b = (httpx.AsyncClient(base_url=n.base, headers={"Authorization": f"Bearer {key}"}) for n in nodes)
@@ -280,4 +279,4 @@ async def test_a_key_revoked_on_one_node_is_refused_by_the_other_after_the_cache
     finally:
         for srv in nodes:
             srv.cleanup()
-        await _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await serve_process.pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -18,8 +18,8 @@ import pytest
 
 from evidence_gateway.observability.logs import json_formatter
 from tests.conftest import Api
-from tests.serve_process import Node
-from tests.test_crash_safety import ROWS, Database, database
+from tests.serve_process import Database, Node, database
+from tests.test_crash_safety import ROWS
 from tests.webhook_receiver import Receiver, running
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from evidence_gateway.settings import Settings
 from tests.conftest import Api, create_workspace
-from tests.test_crash_safety import Database
+from tests.serve_process import Database, Node
 from tests.test_packs import calculated_workspace, generated
 from tests.waiting import eventually, until
 from tests.webhook_receiver import Receiver, running
@@ -127,8 +127,6 @@ async def test_metrics_can_be_switched_off_or_need_a_token(app: object, client: 
 
 @pytest.mark.slow
 def test_a_scrape_of_serve_with_two_workers_sums_both(tmp_path: Path) -> None:
-    from tests.serve_process import Node
-
     samples = tmp_path / "metrics"
     database = Database(f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}", sqlite_path=tmp_path / "evidence.db")
     node = Node(database, tmp_path, env={"PROMETHEUS_MULTIPROC_DIR": str(samples)}).start("--workers", "2")

@@ -18,8 +18,7 @@ from evidence_gateway.ratelimit.limiter import Limiter
 from evidence_gateway.schema import schema
 from evidence_gateway.schema.limits import operation_cost
 from tests.conftest import Api, error_body
-from tests.serve_process import Node
-from tests.test_crash_safety import Database
+from tests.serve_process import Database, Node
 
 WINDOW = 3600  # long enough that no window ends during a test: counts are exact
 LIST = "query Few { workspaces(perPage: 10) { items { id name } } }"

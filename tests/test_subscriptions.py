@@ -28,6 +28,7 @@ from evidence_gateway import graphiql
 from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers.events import cursor_of
 from evidence_gateway.subscriptions import SubscriptionHub
+from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
 from tests.live_server import ws_served
 from tests.test_legacy import record
@@ -360,16 +361,14 @@ async def test_graphiql_page_runs_subscriptions_over_the_socket(
 
 @pytest.fixture
 def two_nodes(tmp_path: Path) -> Iterator[tuple[Any, Any, str]]:
-    from tests.test_crash_safety import Database, Server, _pg_admin, api_key
-
     name = f"evidence_subs_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_pg_admin(f'CREATE DATABASE "{name}"'))
-    database = Database(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}")
-    nodes = [Server(database, tmp_path / "a"), Server(database, tmp_path / "b")]
+    asyncio.run(serve_process.pg_admin(f'CREATE DATABASE "{name}"'))
+    database = serve_process.Database(f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}")
+    nodes = [serve_process.Server(database, tmp_path / "a"), serve_process.Server(database, tmp_path / "b")]
     try:
         for node in nodes:
             node.workdir.mkdir()
-        key = api_key(database, tmp_path)
+        key = serve_process.api_key(database, tmp_path)
         # Both start at once (each waits for its own readiness): the schema is at head already.
         starting = [threading.Thread(target=node.start) for node in nodes]
         for thread in starting:
@@ -382,7 +381,7 @@ def two_nodes(tmp_path: Path) -> Iterator[tuple[Any, Any, str]]:
     finally:
         for node in nodes:
             node.cleanup()
-        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(serve_process.pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_crash_safety import CLI, Client, Database, Server, api_key, clean_env, database
+from tests.serve_process import CLI, Client, Database, Server, api_key, clean_env, database
 from tests.waiting import until
 from tests.webhook_receiver import Receiver, running
 
