@@ -32,15 +32,10 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     },
     # issue 16: pack pipeline / resolvers, being moved
     (P + "resolvers.packs", P + "sqlite_blobs"): "issue 16: pack pipeline / resolvers, being moved",
-    (P + "resolvers.workspaces", P + "resolvers.calculations"): "issue 16: pack pipeline / resolvers, being moved",
-    (P + "resolvers.workspaces", P + "resolvers.packs"): "issue 16: pack pipeline / resolvers, being moved",
 }
 
 # Circles that function-level imports still hold apart; each must shrink to nothing.
-HIDDEN_CIRCLES_ALLOWED: list[list[str]] = [
-    # issue 16: pack pipeline / resolvers, being moved
-    [P + "resolvers.calculations", P + "resolvers.legacy", P + "resolvers.packs", P + "resolvers.workspaces"],
-]
+HIDDEN_CIRCLES_ALLOWED: list[list[str]] = []
 
 # The rooms beneath the transports: they serve both and know neither, nor the HTTP stack.
 TRANSPORT_FREE = ("resolvers", "models", "calculation", "artifacts")

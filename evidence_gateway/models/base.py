@@ -35,11 +35,14 @@ def counter_field(start: int = 0, *, big: bool = False) -> Any:
     return Field(default=start, nullable=False, sa_column_kwargs={"server_default": str(start)})
 
 
-def table_of(model: type[SQLModel]) -> Table:
-    """The Core table of a table model, for statements that bypass the ORM (bulk inserts, upserts).
+def table_of(model: type[SQLModel] | Table) -> Table:
+    """The Core table of a table model (a table is its own), for statements that bypass the ORM:
+    built-once reads, bulk inserts, upserts.
 
     SQLAlchemy sets ``__table__`` on the class itself; SQLModel's types do not declare it.
     """
+    if isinstance(model, Table):
+        return model
     table: Table = vars(model)["__table__"]
     return table
 

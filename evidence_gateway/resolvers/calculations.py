@@ -17,7 +17,7 @@ from datetime import date
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Row, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -490,14 +490,14 @@ async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
     return found
 
 
-async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRun]:
+async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
     return await batch.one_per_key(ctx, CalculationRun, CalculationRun.id, ids)
 
 
-async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRun]]:
+async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Every run of each workspace, newest first."""
     return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *batch.NEWEST)
 
 
-async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessment]:
+async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
     return await batch.one_per_key(ctx, DataQualityAssessment, DataQualityAssessment.calculation_run_id, ids)

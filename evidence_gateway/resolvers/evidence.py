@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StringConstraints
-from sqlalchemy import func, select
+from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -270,15 +270,15 @@ async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = 
     return Page(items=items, page=params.page, per_page=params.per_page, total=total)
 
 
-async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
+async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, ("uploaded_at", True), ("id", True))
 
 
-async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
+async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Batch read for DataLoaders (Workspace.evidenceItems), scoped to the caller's organisation."""
     return await _items_by(ctx, EvidenceItem.workspace_id, ids)
 
 
-async def evidence_items_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItem]]:
+async def evidence_items_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Batch read for DataLoaders (Pack.evidenceItems), scoped to the caller's organisation."""
     return await _items_by(ctx, EvidenceItem.report_pack_id, ids)

@@ -6,7 +6,7 @@ import uuid
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
-from sqlalchemy import insert, select
+from sqlalchemy import Row, insert, select
 from sqlmodel import col
 
 from evidence_gateway.errors import NotFound
@@ -172,6 +172,6 @@ async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
         return list(rows.scalars())
 
 
-async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ImportBatch]]:
+async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Every import of each workspace, newest first."""
     return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, ("created_at", True))

@@ -19,18 +19,16 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import BindParameter, ColumnElement, Executable, Row, Select, Table, bindparam, select
+from sqlalchemy import BindParameter, ColumnElement, Executable, Row, Select, bindparam, select
 
+from evidence_gateway.models.base import table_of
 from evidence_gateway.resolvers.context import Ctx
+
+__all__ = ["ORG_PARAM", "bound", "org_column", "owned", "owned_by", "readable", "rows", "rows_many", "table_of"]
 
 M = TypeVar("M")
 
 ORG_PARAM = "scope_org_id"
-
-
-def table_of(model: Any) -> Table:
-    table: Table = model.__table__ if hasattr(model, "__table__") else model
-    return table
 
 
 def org_column(model: Any) -> ColumnElement[Any]:
@@ -49,7 +47,7 @@ def owned_by(ctx: Ctx, model: Any) -> ColumnElement[bool]:
     return org_column(model) == ctx.org_id
 
 
-def readable(ctx: Ctx, model: type[M]) -> Select[tuple[M]]:
+def readable(ctx: Ctx, model: type[M]) -> Select[M]:
     """An ORM select of ``model`` entities the caller may see."""
     return select(model).where(owned_by(ctx, model))
 

@@ -7,7 +7,7 @@ from datetime import date
 from typing import Any
 
 from pydantic import model_validator
-from sqlalchemy import bindparam, select
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -20,7 +20,7 @@ from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.methodology import profile_exists
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
-from evidence_gateway.resolvers.scoping import owned, readable, rows
+from evidence_gateway.resolvers.scoping import owned, readable, rows, table_of
 from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
@@ -42,7 +42,8 @@ class WorkspaceCreate(StrictInput):
 
 
 WORKSPACES = NewestFirst(Workspace)
-_BY_ID = select(*Workspace.__table__.c).where(Workspace.__table__.c.id == bindparam("workspace_id"), owned(Workspace))
+_WS = table_of(Workspace)
+_BY_ID = select(*_WS.c).where(_WS.c.id == bindparam("workspace_id"), owned(Workspace))
 
 
 async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[Any]:
@@ -59,7 +60,7 @@ async def get_workspace(ctx: Ctx, workspace_id: Any) -> Any:
     return found[0]
 
 
-async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Workspace]:
+async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
     """Batch read for DataLoaders: unknown or foreign ids are simply absent."""
     return await batch.one_per_key(ctx, Workspace, Workspace.id, ids)
 

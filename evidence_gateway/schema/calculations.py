@@ -7,6 +7,7 @@ from datetime import date, datetime
 from typing import Annotated, Any
 
 import strawberry
+from sqlalchemy import Row
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
@@ -142,11 +143,11 @@ class CalculateWorkspacePayload:
     quality_assessment: DataQualityAssessmentType = strawberry.field(description="Its quality assessment.")
 
 
-def _run(run: CalculationRun | None) -> CalculationRunType | None:
+def _run(run: CalculationRun | Row[Any] | None) -> CalculationRunType | None:
     return None if run is None else from_model(CalculationRunType, run)
 
 
-def _assessment(a: DataQualityAssessment | None) -> DataQualityAssessmentType | None:
+def _assessment(a: DataQualityAssessment | Row[Any] | None) -> DataQualityAssessmentType | None:
     return None if a is None else from_model(DataQualityAssessmentType, a)
 
 

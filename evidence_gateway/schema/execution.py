@@ -34,7 +34,7 @@ def _plan(field_def: GraphQLField) -> _Plan:
     plan: _Plan = None
     strawberry_field = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
     plain = getattr(field_def.resolve, "_is_default", False) and strawberry_field is not None
-    if plain and not field_def.args:
+    if plain and strawberry_field is not None and not field_def.args:
         nullable = not isinstance(field_def.type, GraphQLNonNull)
         leaf = field_def.type.of_type if isinstance(field_def.type, GraphQLNonNull) else field_def.type
         if is_leaf_type(leaf):

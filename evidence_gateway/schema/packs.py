@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import strawberry
+from sqlalchemy import Row
 from strawberry.types import Info
 
 from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
@@ -157,7 +158,7 @@ class ReportPackType(Node):
         return [evidence_item(e) for e in found]
 
 
-def pack_type(pack: ReportPack) -> ReportPackType:
+def pack_type(pack: ReportPack | Row[Any]) -> ReportPackType:
     return from_model(ReportPackType, pack)
 
 
@@ -165,7 +166,7 @@ def artifact_type(artifact: PackArtifact) -> PackArtifactType:
     return from_model(PackArtifactType, artifact)
 
 
-def approval_record(action: ApprovalAction) -> ApprovalActionRecord:
+def approval_record(action: ApprovalAction | Row[Any]) -> ApprovalActionRecord:
     return from_model(ApprovalActionRecord, action)
 
 
