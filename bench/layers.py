@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import floor_app  # noqa: E402
 import run  # noqa: E402
 
+from evidence_gateway import migrate  # noqa: E402
 from evidence_gateway.app import create_app  # noqa: E402
 from evidence_gateway.auth import authenticate  # noqa: E402
 from evidence_gateway.db import Database  # noqa: E402
@@ -106,7 +107,7 @@ async def call(app: App, method: str, path: str, key: str, body: bytes = b"", qu
 
 async def seed(url: str) -> tuple[str, str]:
     db = Database(url)
-    await db.create_schema(migrate=True)
+    await migrate.prepare(db, migrate=True)
     key = await organizations.create_api_key(db, "layers")
     principal = await authenticate(db, f"Bearer {key}")
     now = utcnow()
