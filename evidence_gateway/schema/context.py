@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
@@ -21,6 +21,7 @@ from evidence_gateway.settings import Settings
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+R = TypeVar("R")
 BatchFn = Callable[[Ctx, list[K]], Awaitable[Mapping[K, V]]]
 
 
@@ -52,19 +53,20 @@ class GraphQLContext:
             idempotency=self.idempotency,
         )
 
-    def related(self, batch: BatchFn[K, V], key: K, convert: Callable[[V | None], Any]) -> Any:
+    def related(self, batch: BatchFn[K, V], key: K, convert: Callable[[V | None], R]) -> R:
         """One record of a relation, converted: at once when this request already holds it (a
         list prefetched it for its page), else an awaitable through the request's DataLoader.
 
         Answering at once keeps the field synchronous: graphql-core schedules every awaitable
         field of every item as a task, which cost more than the read itself (bench/layers.py).
-        Typed ``Any`` because a field's annotation names its GraphQL type, not the awaitable.
+        Typed as the converted value because a field's annotation names its GraphQL type, not
+        the awaitable graphql-core resolves in its place.
         """
         loader = self.loader(batch)
         held = loader.cache_map.get(key)
         if held is not None and held.done() and not held.cancelled() and held.exception() is None:
             return convert(held.result())
-        return _converted(loader.load(key), convert)
+        return cast(R, _converted(loader.load(key), convert))
 
     async def prefetch(self, batch: BatchFn[K, V], keys: Iterable[K | None]) -> None:
         """Read a relation for a whole page in one batch, into the request's DataLoader."""
@@ -72,7 +74,8 @@ class GraphQLContext:
         wanted = [k for k in dict.fromkeys(keys) if k is not None and loader.cache_map.get(k) is None]
         if wanted:
             found = await batch(self.ctx, wanted)
-            loader.prime_many({k: found.get(k) for k in wanted})  # type: ignore[misc]
+            # An absent key is primed as None, which is what a load of it answers too.
+            loader.prime_many(cast(Mapping[K, V], {k: found.get(k) for k in wanted}))
 
     def loader(self, batch: BatchFn[K, V], default: Any = None) -> DataLoader[K, V]:
         """One DataLoader per batch function per request, named by that function."""

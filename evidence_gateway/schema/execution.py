@@ -30,7 +30,8 @@ _PLAN = "_evidence_leaf_plan"  # kept on the field definition itself: fields liv
 def _plan(field_def: GraphQLField) -> _Plan:
     held = field_def.__dict__.get(_PLAN, _MISSING)
     if held is not _MISSING:
-        return held  # type: ignore[no-any-return]
+        kept: _Plan = held
+        return kept
     plan: _Plan = None
     strawberry_field = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
     plain = getattr(field_def.resolve, "_is_default", False) and strawberry_field is not None
