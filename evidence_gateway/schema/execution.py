@@ -89,11 +89,12 @@ class PlainLeaves(StrawberryGraphQLCoreExecutionContext):
         cache = self.__dict__.setdefault("_leaf_objects", {})
         held = cache.get(id(grouped_field_set))
         if held is not None and held[0] is grouped_field_set:
-            return held[1]
+            kept: _Row | None = held[1]
+            return kept
         row: _Row | None = None
         manager = self.middleware_manager
         if not (manager and manager.middlewares):
-            plans = []
+            plans: list[tuple[str, str, GraphQLLeafType | None, bool]] = []
             for response_name, field_details_list in grouped_field_set.items():
                 node = field_details_list[0].node
                 if node.name.value == "__typename":
