@@ -30,8 +30,6 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
             "opentelemetry.exporter.otlp.proto.http.trace_exporter",
         )
     },
-    # issue 16: pack pipeline / resolvers, being moved
-    (P + "resolvers.packs", P + "sqlite_blobs"): "issue 16: pack pipeline / resolvers, being moved",
 }
 
 # Circles that function-level imports still hold apart; each must shrink to nothing.

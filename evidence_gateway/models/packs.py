@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import DDL, BigInteger, Column, Index, LargeBinary, UniqueConstraint, event
 from sqlmodel import Field, SQLModel
 
-from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk
+from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk, table_of
 
 
 class PackStatus(enum.StrEnum):
@@ -141,7 +141,7 @@ class ArtifactContentChunk(SQLModel, table=True):
 # Stored uncompressed, as SQLite stores BLOBs (migration 0008 does the same when upgrading):
 # TOAST's default pglz compression made storing a 50,000-row pack take 2.5 s instead of 0.4 s.
 event.listen(
-    ArtifactContentChunk.__table__,  # type: ignore[attr-defined]
+    table_of(ArtifactContentChunk),
     "after_create",
     DDL("ALTER TABLE artifact_content_chunk ALTER COLUMN data SET STORAGE EXTERNAL").execute_if(dialect="postgresql"),
 )

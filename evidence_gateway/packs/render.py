@@ -17,7 +17,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, cast
 
 from evidence_gateway.artifacts import SPECS, ArtifactSpec
 from evidence_gateway.artifacts.data import PackData, ShipmentLine
@@ -127,7 +127,8 @@ async def _render_row_artifacts(
         _close_outputs(outputs)
         # The first real failure, not the RenderAborted it caused elsewhere.
         raise next((e for e in errors if not isinstance(e, RenderAborted)), errors[0])
-    return {spec.artifact_type.value: out for spec, out in zip(specs, outputs, strict=True)}
+    rendered: list[tuple[IO[bytes], str]] = [r for r in outputs if not isinstance(r, BaseException)]
+    return {spec.artifact_type.value: out for spec, out in zip(specs, rendered, strict=True)}
 
 
 def _close_outputs(outputs: list[Any]) -> None:
@@ -150,7 +151,7 @@ def _render_file(spec: ArtifactSpec, data: PackData, rows: Iterator[ShipmentLine
     """Render into a spooled file (large files go to disk); returns it rewound, with its SHA-256."""
     out = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
     try:
-        spec.render(data, rows, out)  # type: ignore[arg-type]
+        spec.render(data, rows, cast(BinaryIO, out))  # typeshed: SpooledTemporaryFile is IO[bytes], not BinaryIO
         out.seek(0)
         digest = hashlib.sha256()
         while block := out.read(SPOOL_BYTES):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 from sqlalchemy import select
 from sqlmodel import col
@@ -40,7 +41,8 @@ def pages(
             after = page[-1].row_index
 
 
-_ROW_COLUMNS = (
+# Any: SQLModel types class attributes as their values, and select() has no overload for 34 of those.
+_ROW_COLUMNS: tuple[Any, ...] = (
     Shipment.row_index,
     Shipment.id,
     Shipment.external_id,
@@ -106,7 +108,10 @@ async def _row_page(
     async with ctx.db.read() as session:
         result = await session.execute(stmt)
         # factor_ref names the factor row the result used (the methodology statement lists it).
-        return [ShipmentLine(batch_id, *row, refs.get(row[_FACTOR_AT]) if row[_FACTOR_AT] else None) for row in result]
+        return [
+            ShipmentLine._make((batch_id, *row, refs.get(row[_FACTOR_AT]) if row[_FACTOR_AT] else None))
+            for row in result
+        ]
 
 
 _FACTOR_AT = ShipmentLine._fields.index("factor_id") - 1  # the row has no import_batch_id

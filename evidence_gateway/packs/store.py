@@ -15,15 +15,16 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import IO
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway import checkpoints
-from evidence_gateway.db import Database
+from evidence_gateway.db import Database, rows_changed
 from evidence_gateway.errors import Conflict, NotFound
 from evidence_gateway.leases import NODE_ID
 from evidence_gateway.models import ArtifactContent, ArtifactContentChunk, ArtifactStatus, PackArtifact, ReportPack
+from evidence_gateway.models.base import table_of
 from evidence_gateway.packs import sqlite_blobs
 from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.timeutil import utcnow
@@ -51,7 +52,7 @@ async def store_file(ctx: Ctx, artifact: PackArtifact, out: IO[bytes], digest: s
             .where(col(ReportPack.id) == artifact.report_pack_id, col(ReportPack.lease_owner) == NODE_ID)
             .values(row_version=col(ReportPack.row_version) + 1)
         )
-        if not held.rowcount:  # type: ignore[attr-defined]
+        if not rows_changed(held):
             raise Conflict(
                 "the pack generation was interrupted before it completed; generate again",
                 reason="interrupted",
@@ -82,14 +83,15 @@ def _size_of(out: IO[bytes]) -> int:
 
 async def _store_blob(session: AsyncSession, artifact_id: uuid.UUID, out: IO[bytes], size: int) -> None:
     """SQLite: a zero-filled BLOB of the final size, then filled slice by slice in place."""
-    table = ArtifactContent.__table__  # type: ignore[attr-defined]
+    table = table_of(ArtifactContent)
     inserted = await session.execute(table.insert().values(artifact_id=artifact_id, content=func.zeroblob(size)))
-    await sqlite_blobs.fill(session, table.name, "content", inserted.lastrowid, out, size)  # type: ignore[attr-defined]
+    assert isinstance(inserted, CursorResult)  # an INSERT's result: it carries the new rowid
+    await sqlite_blobs.fill(session, table.name, "content", inserted.lastrowid, out, size)
 
 
 async def _store_chunks(session: AsyncSession, artifact_id: uuid.UUID, out: IO[bytes]) -> None:
     """PostgreSQL: one row per slice, in order."""
-    table = ArtifactContentChunk.__table__  # type: ignore[attr-defined]
+    table = table_of(ArtifactContentChunk)
     seq = 0
     while block := await asyncio.to_thread(out.read, CHUNK_BYTES):
         await session.execute(table.insert().values(artifact_id=artifact_id, seq=seq, data=block))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Row, Table, bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -483,11 +483,11 @@ async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
 # ---- DataLoader batch functions -----------------------------------------------------------------
 
 
-async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPack]:
+async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
     return await batch.one_per_key(ctx, ReportPack, ReportPack.id, ids)
 
 
-async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPack]]:
+async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Every pack of each workspace, newest version first."""
     return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, ("version_number", True))
 
@@ -497,6 +497,6 @@ async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUI
     return {pack_id: in_type_order(items) for pack_id, items in found.items()}
 
 
-async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalAction]]:
+async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Every approval action of each pack, oldest first."""
     return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *batch.OLDEST)

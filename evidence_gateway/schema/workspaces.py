@@ -14,7 +14,7 @@ from evidence_gateway.resolvers import calculations, connections, imports, packs
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null, selected_in
-from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.context import BatchFn, GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import (
     DistanceSource,
@@ -130,7 +130,7 @@ class RegisterImportInput:
 
 # Relations a page of workspaces reads for all its items at once when the document selects them
 # (GraphQL name -> DataLoader batch and the workspace column holding the key).
-_PAGE_RELATIONS = {
+_PAGE_RELATIONS: dict[str, tuple[BatchFn[Any, Any], str]] = {
     "latestCalculationRun": (calculations.runs_by_ids, "latest_calculation_run_id"),
     "latestQualityAssessment": (calculations.assessments_by_run_ids, "latest_calculation_run_id"),
     "latestPack": (packs.packs_by_ids, "latest_report_pack_id"),
