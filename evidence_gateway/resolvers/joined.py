@@ -28,7 +28,8 @@ class Joined:
             .select_from(joins)
             .where(where, owned(base))
         )
-        self._records = [namedtuple(f"{t.name}_record", t.c.keys()) for t in self.tables]  # type: ignore[misc]
+        # One record class per table, made at import (so Any to a type checker), read by attribute.
+        self._records: list[Any] = [namedtuple(f"{t.name}_record", t.c.keys()) for t in self.tables]
         self._ids = [list(t.c.keys()).index("id") for t in self.tables]
 
     def split(self, row: Row[Any]) -> list[Any]:
