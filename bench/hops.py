@@ -35,8 +35,8 @@ from evidence_gateway.auth import authenticate
 from evidence_gateway.db import Database
 from evidence_gateway.models import Workspace
 from evidence_gateway.resolvers import organizations
-from evidence_gateway.resolvers.scoping import ORG_PARAM
 from evidence_gateway.resolvers.workspaces import WORKSPACES
+from evidence_gateway.scoping import ORG_PARAM
 from evidence_gateway.timeutil import utcnow
 
 WS = SQLModel.metadata.tables["workspace"]

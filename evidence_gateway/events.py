@@ -13,6 +13,8 @@ several thread hops (PERFORMANCE-NOTES).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import enum
 import uuid
 from collections.abc import Mapping
@@ -22,6 +24,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.db import driver_connection
+from evidence_gateway.errors import InvalidInput
 from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.timeutil import utcnow
 
@@ -162,3 +165,27 @@ def _queue_sqlite(
 
     driver._tx.put_nowait((future, insert))
     return future
+
+
+# ---- cursors: a position in an organisation's log, as clients see it -----------------------------
+
+_CURSOR_PREFIX = "evs1:"
+
+
+def cursor_of(sequence: int) -> str:
+    """Opaque to clients: a position in the organisation's log."""
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{sequence}".encode()).decode().rstrip("=")
+
+
+def sequence_of(cursor: str | None, field: str = "after") -> int:
+    if not cursor:
+        return 0
+    refused = InvalidInput(fields={field: "not a cursor returned by this API"})
+    try:
+        text = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode("ascii")).decode("ascii")
+    except (ValueError, binascii.Error, UnicodeError):
+        raise refused from None
+    number = text.removeprefix(_CURSOR_PREFIX)
+    if not text.startswith(_CURSOR_PREFIX) or not number.isdigit() or len(number) > 18:
+        raise refused
+    return int(number)

@@ -38,13 +38,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any
 
 from evidence_gateway import wakeups
+from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database
 from evidence_gateway.errors import DomainError
+from evidence_gateway.events import cursor_of
 from evidence_gateway.models import Event, ReportPack
 from evidence_gateway.resolvers import packs
 from evidence_gateway.resolvers import subscriptions as feed
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.events import cursor_of
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway import events, idempotency, wakeups
 from evidence_gateway.auth import Scope
+from evidence_gateway.context import Ctx
 from evidence_gateway.events import EventType, PendingEvent
-from evidence_gateway.resolvers.context import Ctx
 
 _NO_RESULT = object()
 

@@ -22,12 +22,12 @@ from sqlmodel import col
 
 from evidence_gateway import idempotency
 from evidence_gateway.auth import Principal
+from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database, rows_changed
 from evidence_gateway.errors import DomainError
 from evidence_gateway.leases import NODE_ID, expiry, register_waiter, unregister_waiter
 from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
 from evidence_gateway.resolvers import calculations, packs
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.settings import Settings
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import StatementError
 
-from evidence_gateway.resolvers import scoping, workspaces
+from evidence_gateway import scoping
+from evidence_gateway.resolvers import workspaces
 from tests.conftest import Api, create_workspace
 
 PACKAGE = Path(__file__).resolve().parent.parent / "evidence_gateway"
@@ -39,7 +40,7 @@ def test_no_resolver_filters_org_id_by_hand() -> None:
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if HAND_WRITTEN.search(line)
     ]
-    assert not offenders, "scope through resolvers/scoping.py (readable, owned, owned_by):\n" + "\n".join(offenders)
+    assert not offenders, "scope through scoping.py (readable, owned, owned_by):\n" + "\n".join(offenders)
 
 
 async def test_a_scoped_statement_cannot_run_without_the_callers_organisation(api: Api) -> None:

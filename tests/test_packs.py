@@ -426,8 +426,8 @@ async def test_cancelled_generation_marks_the_pack_failed(api: Api, monkeypatch:
     import threading
 
     from evidence_gateway.auth import authenticate
+    from evidence_gateway.context import Ctx
     from evidence_gateway.resolvers import packs
-    from evidence_gateway.resolvers.context import Ctx
 
     ws = await calculated_workspace(api)
     app = api.http._transport.app  # type: ignore[attr-defined]

@@ -25,8 +25,8 @@ from sqlalchemy import update
 from starlette.applications import Starlette
 
 from evidence_gateway import graphiql
+from evidence_gateway.events import cursor_of
 from evidence_gateway.models import ApiKey
-from evidence_gateway.resolvers.events import cursor_of
 from evidence_gateway.subscriptions import SubscriptionHub
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace

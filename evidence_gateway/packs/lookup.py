@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import (
     ArtifactType,
@@ -23,9 +24,7 @@ from evidence_gateway.models import (
     PackArtifact,
     ReportPack,
 )
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import owned_by
-from evidence_gateway.resolvers.validation import parse_id
+from evidence_gateway.scoping import owned_by
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
@@ -38,10 +37,10 @@ class PackDetail:
     quality_assessment: DataQualityAssessment | None = None
 
 
-async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: Any, *, for_write: bool = False) -> ReportPack:
-    """The only way to reach a pack: another organisation's id is simply not found."""
-    pid = parse_id(pack_id, "pack")
-    stmt = select(ReportPack).where(col(ReportPack.id) == pid, owned_by(ctx, ReportPack))
+async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID, *, for_write: bool = False) -> ReportPack:
+    """The only way to reach a pack: another organisation's id is simply not found. The id is
+    parsed by the resolver that received it (resolvers/validation.parse_id)."""
+    stmt = select(ReportPack).where(col(ReportPack.id) == pack_id, owned_by(ctx, ReportPack))
     if for_write:
         # Re-read under the lock even if this session already holds the row.
         stmt = stmt.with_for_update().execution_options(populate_existing=True)

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from evidence_gateway.events import cursor_of
 from evidence_gateway.read_models.base import EXTENSION, ReadModel
-from evidence_gateway.resolvers.events import cursor_of
 
 
 class Event(ReadModel):

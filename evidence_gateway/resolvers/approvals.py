@@ -9,16 +9,16 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlmodel import col
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import Conflict, NotFound, Unauthenticated
 from evidence_gateway.events import EventType
 from evidence_gateway.models import ApprovalAction, ApprovalActionType, PackStatus, WorkspaceStatus
 from evidence_gateway.packs.lookup import artifacts_of, load_pack
 from evidence_gateway.representation import pack_json
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
-from evidence_gateway.resolvers.scoping import readable
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_writable_workspace, move_workspace
+from evidence_gateway.scoping import readable
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
 
@@ -72,7 +72,7 @@ async def record_approval(ctx: Ctx, pack_id: Any, data: Any) -> ApprovalResult:
     async with unit_of_work(ctx) as uow:
         session = uow.session
         # Lock order as in pack generation: workspace first, then the pack row.
-        found = await load_pack(session, ctx, pack_id)
+        found = await load_pack(session, ctx, parse_id(pack_id, "pack"))
         workspace = await load_writable_workspace(session, ctx, found.workspace_id, if_match=False)
         pack = await load_pack(session, ctx, found.id, for_write=True)
         check_if_match(ctx, pack, "pack")

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Row, Select, bindparam, select
 
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import owned, rows, table_of
+from evidence_gateway.context import Ctx
+from evidence_gateway.scoping import owned, rows, table_of
 
 K = TypeVar("K", bound=Hashable)
 # Orders for grouped_by_key: (column name, descending).

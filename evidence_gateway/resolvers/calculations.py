@@ -24,6 +24,7 @@ from sqlmodel import col
 from evidence_gateway import checkpoints
 from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
+from evidence_gateway.context import Ctx
 from evidence_gateway.db import driver_connection, rows_changed
 from evidence_gateway.errors import Conflict, InternalError, NotFound
 from evidence_gateway.events import EventType
@@ -40,9 +41,7 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.representation import assessment_json, run_json
 from evidence_gateway.resolvers import batch, legacy, methodology
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
-from evidence_gateway.resolvers.scoping import owned_by, readable
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -50,6 +49,7 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
+from evidence_gateway.scoping import owned_by, readable
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -11,15 +9,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlmodel import col
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import InvalidInput
+from evidence_gateway.events import cursor_of, sequence_of
 from evidence_gateway.models import Event
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import owned_by
 from evidence_gateway.resolvers.validation import parse
+from evidence_gateway.scoping import owned_by
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-_CURSOR_PREFIX = "evs1:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,25 +33,6 @@ class _PageInput(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT
-
-
-def cursor_of(sequence: int) -> str:
-    """Opaque to clients: a position in the organisation's log."""
-    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{sequence}".encode()).decode().rstrip("=")
-
-
-def sequence_of(cursor: str | None, field: str = "after") -> int:
-    if not cursor:
-        return 0
-    refused = InvalidInput(fields={field: "not a cursor returned by this API"})
-    try:
-        text = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode("ascii")).decode("ascii")
-    except (ValueError, binascii.Error, UnicodeError):
-        raise refused from None
-    number = text.removeprefix(_CURSOR_PREFIX)
-    if not text.startswith(_CURSOR_PREFIX) or not number.isdigit() or len(number) > 18:
-        raise refused
-    return int(number)
 
 
 async def list_events(

@@ -14,6 +14,7 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.models import (
@@ -28,10 +29,9 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.representation import evidence_item_json
 from evidence_gateway.resolvers import batch
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import Page, PageParams
-from evidence_gateway.resolvers.scoping import owned_by, readable
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.scoping import owned_by, readable
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
 

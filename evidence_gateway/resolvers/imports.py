@@ -9,6 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from sqlalchemy import Row, insert, select
 from sqlmodel import col
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.models import (
@@ -24,10 +25,9 @@ from evidence_gateway.models import (
 from evidence_gateway.models.base import table_of
 from evidence_gateway.representation import import_batch_json
 from evidence_gateway.resolvers import batch
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import readable
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, ShortText, StrictInput, WholeNumber, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
+from evidence_gateway.scoping import readable
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Row, Select, Table, and_, select
 
-from evidence_gateway.resolvers.scoping import owned
+from evidence_gateway.scoping import owned
 
 
 class Joined:

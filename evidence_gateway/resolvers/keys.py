@@ -17,12 +17,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.auth import Scope, generate_key, hash_key
+from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import ApiKey, Organization
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import of_org, readable
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
+from evidence_gateway.scoping import of_org, readable
 from evidence_gateway.timeutil import as_aware, utcnow
 from evidence_gateway.webhooks.signing import new_webhook_secret
 

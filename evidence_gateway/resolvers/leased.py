@@ -10,10 +10,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import DomainError, InternalError
 from evidence_gateway.leases import kept_alive
 from evidence_gateway.observability import metrics
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.uow import UnitOfWork, unit_of_work
 
 log = logging.getLogger(__name__)

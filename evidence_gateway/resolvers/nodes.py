@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import literal, select, union_all
 from sqlmodel import col
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import owned_by
+from evidence_gateway.scoping import owned_by
 
 NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceItem, Event)
 

@@ -30,6 +30,7 @@ from sqlmodel import col
 
 from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, pack_hash
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.leases import NODE_ID, expiry, wake_workers
@@ -55,11 +56,9 @@ from evidence_gateway.packs.render import render_and_store
 from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.representation import pack_json
 from evidence_gateway.resolvers import batch
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.joined import Joined
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.preconditions import touch
-from evidence_gateway.resolvers.scoping import owned, owned_by, rows, rows_many, table_of
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
@@ -67,6 +66,7 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
+from evidence_gateway.scoping import owned, owned_by, rows, rows_many, table_of
 from evidence_gateway.timeutil import as_aware, utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
 

@@ -10,9 +10,9 @@ from sqlalchemy import ColumnElement, Row, and_, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.resolvers.context import Ctx
-from evidence_gateway.resolvers.scoping import owned, rows, table_of
+from evidence_gateway.context import Ctx
 from evidence_gateway.resolvers.validation import parse
+from evidence_gateway.scoping import owned, rows, table_of
 
 T = TypeVar("T")
 

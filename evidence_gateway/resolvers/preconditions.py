@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import PreconditionFailed
-from evidence_gateway.resolvers.context import Ctx
 
 
 class Versioned(Protocol):

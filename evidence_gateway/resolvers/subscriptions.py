@@ -18,10 +18,9 @@ from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput
-from evidence_gateway.events import EventType
+from evidence_gateway.events import EventType, sequence_of
 from evidence_gateway.models import Event
-from evidence_gateway.resolvers.events import sequence_of
-from evidence_gateway.resolvers.scoping import of_org
+from evidence_gateway.scoping import of_org
 
 # Rows per read: large enough that a backlog costs few round trips, small enough that one read
 # holds little memory and a connection only briefly.

@@ -10,13 +10,13 @@ from typing import Any
 
 from sqlalchemy import Table, bindparam, select
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, PackArtifact, ReportPack, Workspace
 from evidence_gateway.packs.lookup import PackDetail, in_type_order
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.joined import Joined
-from evidence_gateway.resolvers.scoping import owned, rows, table_of
 from evidence_gateway.resolvers.validation import parse_id
+from evidence_gateway.scoping import owned, rows, table_of
 
 _WS: Table = table_of(Workspace)
 _RUN: Table = table_of(CalculationRun)

@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.read_models import (
     CalculationResult,
     CalculationRun,
@@ -14,7 +15,6 @@ from evidence_gateway.read_models import (
     MethodologyProfile,
 )
 from evidence_gateway.resolvers import calculations, methodology
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write
 

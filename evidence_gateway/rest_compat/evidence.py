@@ -6,10 +6,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.models import EvidenceItem
 from evidence_gateway.read_models import EvidenceItem as EvidenceItemOut
 from evidence_gateway.resolvers import evidence
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import caller, envelope, paginated
 from evidence_gateway.rest_compat.writes import location, write

@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.packs.download import SignedLink
 from evidence_gateway.read_models import (
     ApprovalAction,
@@ -16,7 +17,6 @@ from evidence_gateway.read_models import (
 )
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers import approvals, packs
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write

@@ -7,13 +7,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import UpstreamFailed
 from evidence_gateway.models import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.read_models import WebhookDelivery as DeliveryOut
 from evidence_gateway.read_models import WebhookEndpoint as EndpointOut
 from evidence_gateway.read_models import WebhookEndpointWithSecret
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
 from evidence_gateway.rest_compat.writes import location, write

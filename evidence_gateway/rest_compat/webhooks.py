@@ -6,10 +6,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.errors import UpstreamFailed
 from evidence_gateway.read_models import WebhookDelivery, WebhookTestResult
 from evidence_gateway.resolvers import webhooks
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
 from evidence_gateway.rest_compat.writes import write

@@ -6,12 +6,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.models import ImportBatch, Workspace
 from evidence_gateway.read_models import ImportBatch as ImportBatchOut
 from evidence_gateway.read_models import Workspace as WorkspaceOut
 from evidence_gateway.read_models import WorkspaceDetail
 from evidence_gateway.resolvers import imports, workspace_detail, workspaces
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope, paginated

@@ -12,9 +12,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from evidence_gateway import idempotency
+from evidence_gateway.context import Ctx
 from evidence_gateway.http_body import read_body, read_json_object, replayed
 from evidence_gateway.idempotency import StoredResponse
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.rest_compat.http import caller
 
 Operation = Callable[[Ctx, dict[str, Any]], Awaitable[Any]]

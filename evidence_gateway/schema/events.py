@@ -10,6 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from evidence_gateway.events import cursor_of
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers import connections, events
 from evidence_gateway.schema.context import GraphQLContext
@@ -45,7 +46,7 @@ def event_type(event: Event) -> EventType:
     return EventType(
         id=event.id,
         sequence=event.sequence,
-        cursor=events.cursor_of(event.sequence),
+        cursor=cursor_of(event.sequence),
         type=event.type,
         occurred_at=as_aware(event.occurred_at),
         actor=event.actor,

@@ -25,6 +25,7 @@ from sqlalchemy import select, update
 from sqlmodel import col
 
 from evidence_gateway.auth import Principal
+from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.events import EventType
@@ -32,7 +33,6 @@ from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.observability import metrics
 from evidence_gateway.representation import event_json, webhook_endpoint_json
-from evidence_gateway.resolvers.context import Ctx
 from evidence_gateway.settings import Settings
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import BindParameter, ColumnElement, Executable, Row, Select, bindparam, select
 
+from evidence_gateway.context import Ctx
 from evidence_gateway.models.base import table_of
-from evidence_gateway.resolvers.context import Ctx
 
 __all__ = ["ORG_PARAM", "bound", "org_column", "owned", "owned_by", "readable", "rows", "rows_many", "table_of"]
 
