@@ -23,7 +23,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import Select, bindparam, func, literal, or_, select, union_all, update
 from sqlmodel import col
 
 from evidence_gateway import wakeups
@@ -46,11 +46,14 @@ POLL_SECONDS = 1.0
 GATHER_SECONDS = 0.01
 
 
-# The two reads of every round, woken by every commit with events: built once, read as rows
-# (on SQLite through the reader thread, off the write path's connection).
+# What every round looks at first, woken by every commit with events: which enabled endpoints are
+# behind the log, and whether any message is due. One statement, built once, read as rows (on
+# SQLite through the reader thread, off the write path's connection): a round costs one read.
 _HEAD = select(func.max(Event.sequence)).where(col(Event.org_id) == col(WebhookEndpoint.org_id)).scalar_subquery()
-_BEHIND = select(col(WebhookEndpoint.id)).where(col(WebhookEndpoint.enabled), col(WebhookEndpoint.event_cursor) < _HEAD)
-_ANY_DUE = (
+_BEHIND: Select[str, uuid.UUID] = select(literal("behind").label("kind"), col(WebhookEndpoint.id).label("id")).where(
+    col(WebhookEndpoint.enabled), col(WebhookEndpoint.event_cursor) < _HEAD
+)
+_ONE_DUE = (
     select(col(WebhookMessage.id))
     .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
     .where(
@@ -60,7 +63,9 @@ _ANY_DUE = (
         col(WebhookEndpoint.enabled),
     )
     .limit(1)
+    .subquery()  # SQLite takes a LIMIT inside a compound select only in a subquery
 )
+_LOOK = union_all(_BEHIND, select(literal("due"), _ONE_DUE.c.id))
 
 
 class Dispatcher:
@@ -113,7 +118,10 @@ class Dispatcher:
         while True:
             self._wake.clear()
             try:
-                progressed = await self.fan_out() + await self.dispatch_due()
+                looked = await self.db.fetch(_LOOK, {"now": utcnow()})
+                behind = [row.id for row in looked if row.kind == "behind"]
+                any_due = any(row.kind == "due" for row in looked)
+                progressed = await self.fan_out(behind) + await self.dispatch_due(any_due)
             except Exception:
                 log.exception("webhook dispatch round failed")
                 progressed = 0
@@ -129,10 +137,10 @@ class Dispatcher:
 
     # ---- fan-out ------------------------------------------------------------------------------
 
-    async def fan_out(self) -> int:
-        """Messages for every event enabled endpoints have not seen yet, the first ones claimed
-        and sent at once (no second transaction to claim them); returns events consumed."""
-        endpoint_ids = [row[0] for row in await self.db.fetch(_BEHIND, {})]
+    async def fan_out(self, endpoint_ids: list[uuid.UUID]) -> int:
+        """Messages for every event these endpoints (the ones behind the log) have not seen yet,
+        the first ones claimed and sent at once (no second transaction to claim them); returns
+        events consumed."""
         consumed = 0
         for endpoint_id in endpoint_ids:
             count, jobs = await self._fan_out_one(endpoint_id, self._room())
@@ -197,10 +205,12 @@ class Dispatcher:
             self._in_flight.add(task)
             task.add_done_callback(self._sent)
 
-    async def dispatch_due(self) -> int:
+    async def dispatch_due(self, any_due: bool) -> int:
         """Claim due messages (retries, and what fan-out left unclaimed) up to this node's free
-        capacity and start sending them."""
+        capacity and start sending them; ``any_due``: the round's look found one."""
         room = self._room()
+        if not any_due:
+            return 0
         # While attempts are on the wire, claim in batches rather than one message per finished one.
         if room <= 0 or (self._in_flight and room < min(8, self.settings.webhook_max_in_flight)):
             return 0
@@ -255,9 +265,6 @@ class Dispatcher:
             .order_by(col(WebhookMessage.next_attempt_at))
             .limit(limit)
         )
-        # Look before locking: on SQLite a write transaction would take the one write lock.
-        if not await self.db.fetch(_ANY_DUE, {"now": now}):
-            return []
         if not self.db.is_sqlite:
             due = due.with_for_update(skip_locked=True, of=WebhookMessage)
         until = now + timedelta(seconds=self.settings.webhook_claim_seconds)
