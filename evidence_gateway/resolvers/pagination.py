@@ -7,8 +7,6 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import ColumnElement, Row, and_, bindparam, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.context import Ctx
 from evidence_gateway.resolvers.validation import parse
@@ -43,16 +41,6 @@ class Page(Generic[T]):
     page: int
     per_page: int
     total: int
-
-
-async def newest_first(session: AsyncSession, model: Any, scoped: ColumnElement[bool], params: PageParams) -> Page[Any]:
-    """One page of ``model`` rows matching ``scoped``, newest first (created_at, then id)."""
-    order = (col(model.created_at).desc(), col(model.id).desc())
-    total = (await session.execute(select(func.count()).select_from(model).where(scoped))).scalar_one()
-    rows = await session.execute(
-        select(model).where(scoped).order_by(*order).limit(params.per_page).offset(params.offset)
-    )
-    return Page(items=list(rows.scalars()), page=params.page, per_page=params.per_page, total=total)
 
 
 class NewestFirst:

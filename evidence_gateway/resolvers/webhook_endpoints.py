@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, StringConstraints
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -23,9 +23,9 @@ from evidence_gateway.events import EventType
 from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
 from evidence_gateway.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.organizations import new_webhook_secret
-from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
+from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
-from evidence_gateway.scoping import of_org, owned_by, readable
+from evidence_gateway.scoping import of_org, readable
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import UnitOfWork, unit_of_work
 from evidence_gateway.webhooks import delivery, guard
@@ -118,10 +118,13 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
     return result
 
 
-async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpoint]:
+ENDPOINTS = NewestFirst(WebhookEndpoint)
+ENDPOINT_DELIVERIES = NewestFirst(WebhookDelivery, col(WebhookDelivery.endpoint_id) == bindparam("endpoint_id"))
+
+
+async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[Any]:
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    async with ctx.db.read() as session:
-        return await newest_first(session, WebhookEndpoint, owned_by(ctx, WebhookEndpoint), params)
+    return await ENDPOINTS.page(ctx, params)
 
 
 async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
@@ -197,12 +200,12 @@ async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
     return result
 
 
-async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[WebhookDelivery]:
+async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[Any]:
     """Every attempt to this endpoint, newest first."""
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
         endpoint = await load_endpoint(session, ctx, endpoint_id)
-        return await newest_first(session, WebhookDelivery, col(WebhookDelivery.endpoint_id) == endpoint.id, params)
+    return await ENDPOINT_DELIVERIES.page(ctx, params, endpoint_id=endpoint.id)
 
 
 async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:

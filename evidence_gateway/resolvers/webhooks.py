@@ -20,10 +20,9 @@ from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.organizations import new_webhook_secret
-from evidence_gateway.resolvers.pagination import Page, PageParams, newest_first
+from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
-from evidence_gateway.scoping import owned_by
 from evidence_gateway.timeutil import utcnow
 from evidence_gateway.uow import unit_of_work
 from evidence_gateway.webhooks import delivery, guard, sender, signing
@@ -173,10 +172,12 @@ async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID 
         raise InvalidInput(fields={"endpoint_id": "unknown webhook endpoint"}) from None
 
 
-async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDelivery]:
+DELIVERIES = NewestFirst(WebhookDelivery)
+
+
+async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[Any]:
     """The caller's delivery attempts, newest first."""
-    async with ctx.db.read() as session:
-        return await newest_first(session, WebhookDelivery, owned_by(ctx, WebhookDelivery), params)
+    return await DELIVERIES.page(ctx, params)
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:
