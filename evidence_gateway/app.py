@@ -56,7 +56,7 @@ async def healthz(request: Request) -> Response:
 
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or get_settings()
-    db = Database(settings.database_url, echo=settings.sql_echo)
+    db = Database(settings.database_url, echo=settings.sql_echo, pool_size=settings.database_pool_size)
 
     worker = Worker(db, settings)
     dispatcher = Dispatcher(db, settings)

@@ -44,12 +44,15 @@ def normalise_url(url: str) -> str:
 
 
 class Database:
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20) -> None:
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         kwargs: dict[str, Any] = {"echo": echo}
         if not self.is_sqlite:
-            kwargs.update(pool_size=10, max_overflow=20, pool_pre_ping=False)
+            # A fixed set of connections, no overflow: overflow connections are closed as soon
+            # as they are returned, so under load every request opened one (connect, TLS
+            # probe, type codecs) and throughput halved (docs/performance.md).
+            kwargs.update(pool_size=pool_size, max_overflow=0, pool_pre_ping=False)
         else:
             # SQLite connections run in autocommit outside the transactions write() and
             # snapshot() open and always end, so the pool's ROLLBACK on every return is a no-op

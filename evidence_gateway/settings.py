@@ -14,6 +14,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EVIDENCE_", extra="ignore")
 
     database_url: str = DEFAULT_DATABASE_URL
+    # PostgreSQL: connections each process keeps open, and never more; a request finding them
+    # all busy waits its turn (a connection opened and closed per request cost more than a read).
+    database_pool_size: int = Field(default=20, ge=1)
     # Signs download links. Empty: generated once and kept in the database (instance_secrets.py).
     secret_key: str = ""
     public_base_url: str = "http://127.0.0.1:8000"
