@@ -93,6 +93,15 @@ class Database:
         async with self._autocommit.connect() as conn:
             return [(await conn.execute(stmt, dict(params))).all() for stmt, params in statements]
 
+    async def execute_alone(self, sql: str, *args: Any) -> None:
+        """PostgreSQL: one statement on the driver, in autocommit, so it is its own transaction
+        (no BEGIN and COMMIT round trips around it)."""
+        async with self._autocommit.connect() as conn:
+            driver = (await conn.get_raw_connection()).driver_connection
+            if driver is None:
+                raise RuntimeError("the pooled connection has been closed")
+            await driver.execute(sql, *args)
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         async with self.sessionmaker() as session:

@@ -58,22 +58,38 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
             uow = UnitOfWork(session, ctx)
             yield uow
             # Only reached when the block returned: on an exception the transaction rolls back whole.
-            # The resolver's rows first: on PostgreSQL the event counter's row lock is then held only
-            # for the append and the commit (it orders every writer of the organisation).
-            single = _single_new_row(session) if ctx.db.is_sqlite else None
-            if single is None:
-                await session.flush()
-            if uow.responded and ctx.idempotency is not None:
-                await idempotency.complete(session, ctx.idempotency, uow._result)
-            queued = await events.append(
-                session,
-                ctx.org_id,
-                uow.events,
-                actor=ctx.actor,
-                request_id=ctx.request_id,
-                is_sqlite=ctx.db.is_sqlite,
-                before=[single] if single is not None else None,
+            # The resolver's rows go first: on PostgreSQL the event counter's row lock is then held
+            # only for the append and the commit (it orders every writer of the organisation).
+            new_row = _single_new_row(session)
+            idempotent = uow.responded and ctx.idempotency is not None
+            # PostgreSQL, nothing read or written yet: the row and its events are the whole change.
+            alone = (
+                new_row is not None
+                and bool(uow.events)
+                and not idempotent
+                and not ctx.db.is_sqlite
+                and not session.in_transaction()
             )
+            if alone:
+                assert new_row is not None
+                await events.append_alone(
+                    ctx.db, ctx.org_id, uow.events, new_row, actor=ctx.actor, request_id=ctx.request_id
+                )
+            if not alone:
+                if new_row is None:
+                    await session.flush()
+                if idempotent:
+                    assert ctx.idempotency is not None
+                    await idempotency.complete(session, ctx.idempotency, uow._result)
+                queued = await events.append(
+                    session,
+                    ctx.org_id,
+                    uow.events,
+                    actor=ctx.actor,
+                    request_id=ctx.request_id,
+                    is_sqlite=ctx.db.is_sqlite,
+                    new_row=new_row,
+                )
     except BaseException:
         if queued is not None:
             # The commit failed after the events were queued: their outcome no longer matters.
@@ -88,14 +104,14 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
         wakeups.published(ctx.org_id)
 
 
-def _single_new_row(session: AsyncSession) -> tuple[str, tuple[Any, ...]] | None:
-    """SQLite, a change that only adds one row (a created workspace, evidence item, delivery):
-    the row as one INSERT to queue with its events, instead of an ORM flush.
+def _single_new_row(session: AsyncSession) -> events.NewRow | None:
+    """A change that only adds one row (a created workspace, evidence item, delivery): the row,
+    to write in the statement that appends the events, instead of an ORM flush.
 
-    Creates are the hottest writes and SQLite takes them one at a time; a flush through the
-    async adapter costs three hops to the driver's thread (cursor, execute, close), the queued
-    INSERT none of its own. Values go through the column types' own bind processors, so the row
-    is stored exactly as the ORM would store it. Anything else flushes as usual.
+    Creates are the hottest writes. On SQLite a flush through the async adapter costs three hops
+    to the driver's thread (cursor, execute, close), the queued INSERT none of its own; on
+    PostgreSQL it costs a round trip. Values go through the column types' own bind processors,
+    so the row is stored exactly as the ORM would store it. Anything else flushes as usual.
     """
     sync = session.sync_session
     if len(sync.new) != 1 or sync.dirty or sync.deleted:
@@ -104,26 +120,21 @@ def _single_new_row(session: AsyncSession) -> tuple[str, tuple[Any, ...]] | None
     table = getattr(type(obj), "__table__", None)
     if table is None:
         return None
-    dialect = session.sync_session.get_bind().dialect
-    sql, processors = _insert_of(table, dialect)
-    params = []
+    processors = _processors_of(table, sync.get_bind().dialect)
+    values = []
     for column, process in zip(table.columns, processors, strict=True):
         value = getattr(obj, column.key)
-        params.append(process(value) if process is not None else value)
+        values.append(process(value) if process is not None else value)
     sync.expunge(obj)
-    return sql, tuple(params)
+    return events.NewRow(table, tuple(values))
 
 
-_INSERTS: dict[Any, tuple[str, list[Any]]] = {}
+_PROCESSORS: dict[tuple[Any, str], list[Any]] = {}
 
 
-def _insert_of(table: Any, dialect: Any) -> tuple[str, list[Any]]:
-    cached = _INSERTS.get(table)
+def _processors_of(table: Any, dialect: Any) -> list[Any]:
+    cached = _PROCESSORS.get((table, dialect.name))
     if cached is None:
-        columns = list(table.columns)
-        sql = (
-            f"INSERT INTO {table.name} ({', '.join(c.name for c in columns)}) VALUES ({', '.join('?' * len(columns))})"
-        )
-        cached = (sql, [c.type.bind_processor(dialect) for c in columns])
-        _INSERTS[table] = cached
+        cached = [c.type.bind_processor(dialect) for c in table.columns]
+        _PROCESSORS[(table, dialect.name)] = cached
     return cached

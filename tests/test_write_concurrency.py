@@ -163,17 +163,21 @@ async def test_other_organisation_cannot_read_runs_imports_approvals(api: Api, a
     assert (await api_b.get(f"/api/v2/imports/{batch['id']}")).status_code == 404
 
 
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotency-key", "no-key"])
 async def test_a_change_whose_events_fail_is_not_committed(
-    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    api: Api, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, idempotent: bool
 ) -> None:
     """The change, its events and its idempotent answer commit together or not at all — also when
-    SQLite's event insert is queued behind the commit and PostgreSQL's runs as one statement."""
+    SQLite's event insert is queued behind the commit, and when PostgreSQL writes the new row and
+    its events as one statement (in the transaction, or alone in autocommit without a key)."""
     from evidence_gateway import events
 
     monkeypatch.setattr(events, "_SQLITE_APPEND", "INSERT INTO no_such_table VALUES (?)")
-    monkeypatch.setattr(events, "_POSTGRES_APPEND", "SELECT * FROM no_such_table WHERE $1::text IS NULL")
+    monkeypatch.setattr(events, "_POSTGRES_COUNTER", " broken AS (SELECT 1) SELECT * FROM no_such_table")
+    monkeypatch.setattr(events, "_POSTGRES_APPENDS", {})
+    headers = {"Idempotency-Key": "atomic-1"} if idempotent else {}
     with caplog.at_level(logging.ERROR, logger="evidence_gateway.errors"):
-        failed = await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+        failed = await api.post("/api/v2/workspaces", {"name": "Never"}, headers=headers)
     assert failed.status_code == 500 and error_body(failed)["details"] == {"code": "internal_error"}
     assert "no_such_table" in caplog.text  # the event append failed, and was logged with the request
     monkeypatch.undo()
@@ -181,6 +185,6 @@ async def test_a_change_whose_events_fail_is_not_committed(
     assert listed["pagination"]["total"] == 0
     assert (await api.get("/api/v2/events")).json()["data"] == []
     # The key was not recorded as completed: the retry runs, and creates exactly one.
-    retry = await api.post("/api/v2/workspaces", {"name": "Never"}, headers={"Idempotency-Key": "atomic-1"})
+    retry = await api.post("/api/v2/workspaces", {"name": "Never"}, headers=headers)
     assert retry.status_code == 201 and "Idempotent-Replayed" not in retry.headers
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 1
