@@ -9,11 +9,11 @@ like entities (the read models and GraphQL types take either).
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 from sqlalchemy import ColumnElement, Row, Select, Table, and_, select
 
+from evidence_gateway.records import record_type
 from evidence_gateway.scoping import owned
 
 
@@ -28,8 +28,7 @@ class Joined:
             .select_from(joins)
             .where(where, owned(base))
         )
-        # One record class per table, made at import (so Any to a type checker), read by attribute.
-        self._records: list[Any] = [namedtuple(f"{t.name}_record", t.c.keys()) for t in self.tables]
+        self._records: list[Any] = [record_type(t) for t in self.tables]
         self._ids = [list(t.c.keys()).index("id") for t in self.tables]
 
     def split(self, row: Row[Any]) -> list[Any]:

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import ColumnElement, Row, and_, bindparam, func, select
+from sqlalchemy import ColumnElement, and_, bindparam, func, select
 
 from evidence_gateway.context import Ctx
+from evidence_gateway.records import records
 from evidence_gateway.resolvers.validation import parse
 from evidence_gateway.scoping import owned, rows, table_of
 
@@ -44,8 +45,8 @@ class Page(Generic[T]):
 
 
 class NewestFirst:
-    """One organisation-scoped list, newest first, as Core rows: the page and the total in one
-    statement, built once.
+    """One organisation-scoped list, newest first, as records (``records.py``): the page and the
+    total in one statement, built once.
 
     The total rides along as an uncorrelated scalar subquery, which SQLite and PostgreSQL both
     evaluate once per statement (a ``count(*) OVER ()`` would read every row of the
@@ -56,7 +57,7 @@ class NewestFirst:
     TOTAL = "page_total"
 
     def __init__(self, model: Any, *where: ColumnElement[bool], time_column: str = "created_at") -> None:
-        table = table_of(model)
+        table = self._table = table_of(model)
         scoped = and_(owned(table), *where)
         self._count = select(func.count()).select_from(table).where(scoped)
         self._page = (
@@ -67,10 +68,11 @@ class NewestFirst:
             .offset(bindparam("page_offset"))
         )
 
-    async def page(self, ctx: Ctx, params: PageParams, **bind: Any) -> Page[Row[Any]]:
-        items = await rows(ctx, self._page, page_limit=params.per_page, page_offset=params.offset, **bind)
+    async def page(self, ctx: Ctx, params: PageParams, **bind: Any) -> Page[Any]:
+        found = await rows(ctx, self._page, page_limit=params.per_page, page_offset=params.offset, **bind)
+        items = records(self._table, found, self.TOTAL)
         if items:
-            total = items[0]._mapping[self.TOTAL]
+            total = items[0].page_total
         else:
             total = (await rows(ctx, self._count, **bind))[0][0]
-        return Page(items=list(items), page=params.page, per_page=params.per_page, total=total)
+        return Page(items=items, page=params.page, per_page=params.per_page, total=total)
