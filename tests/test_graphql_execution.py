@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import strawberry
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from evidence_gateway.schema import schema
+from evidence_gateway.schema.execution import PlainLeaves
 from tests.conftest import Api, create_workspace, gql_answer
 
 ROW = {"external_id": "S-1", "mode": "road", "distance_km": 420, "mass_tonnes": 12}
@@ -22,6 +24,9 @@ DOCUMENTS = [
     """fragment W on Workspace { id status latestPack { id status version: versionNumber artifacts { artifactType } } }
        query { workspaces { items { ...W ... on Workspace { name latestCalculationRun { id status } }
          latestQualityAssessment { id } imports { id shipmentCount } } } }""",
+    # A page's relations held for the page (prefetched), made only of leaves: answered by the executor.
+    """{ workspaces { items { id latestCalculationRun { id status __typename } latestPack { id versionNumber }
+         latestQualityAssessment { id } } } }""",
     # A lookup, a connection, and errors inside the selection (a bad argument on a nested field).
     """query($id: UUID!) { workspace(id: $id) { id name packsConnection(first: 2) { nodes { id } pageInfo {
          hasNextPage } } } missing: workspace(id: "00000000-0000-4000-8000-000000000000") { id } }""",
@@ -58,5 +63,65 @@ async def test_shortcuts_answer_what_graphql_core_answers(api: Api, monkeypatch:
     # The documents exercise what they should: leaves, relations, and a field error.
     assert ours[0]["data"]["workspaces"]["items"][1]["label"] == "full"
     assert ours[1]["data"]["workspaces"]["items"][1]["latestPack"]["artifacts"]
-    assert ours[3]["errors"][0]["path"] == ["bad", "packsConnection"] and ours[3]["data"]["bad"] is None
-    assert ours[3]["data"]["workspaces"]["items"]
+    assert ours[2]["data"]["workspaces"]["items"][1]["latestPack"]["versionNumber"] == 1
+    assert ours[2]["data"]["workspaces"]["items"][0]["latestPack"] is None
+    assert ours[4]["errors"][0]["path"] == ["bad", "packsConnection"] and ours[4]["data"]["bad"] is None
+    assert ours[4]["data"]["workspaces"]["items"]
+
+
+@strawberry.interface
+class Named:
+    name: str
+
+
+@strawberry.type
+class Item(Named):  # an interface gives the type an is_type_of check, as Node does ours
+    size: int | None
+
+
+@strawberry.type
+class Other:
+    name: str
+
+
+@strawberry.type
+class ListQuery:
+    """Lists of leaf objects, fine and not: values a resolver of ours would never hand back."""
+
+    @strawberry.field
+    def fine(self) -> list[Item]:
+        return [Item(name="a", size=1), Item(name="c", size=None)]
+
+    @strawberry.field
+    def broken(self) -> list[Item]:
+        return [Item(name="a", size=1), Item(name=None, size=2), Item(name="c", size=None)]  # type: ignore[arg-type]
+
+    @strawberry.field
+    def refused(self) -> list[Item]:
+        return [Item(name="a", size=1), Item(name="b", size="many")]  # type: ignore[arg-type]
+
+    @strawberry.field
+    def wrong(self) -> list[Item]:
+        return [Item(name="a", size=1), Other(name="b")]  # type: ignore[list-item]
+
+
+def test_a_list_item_that_needs_an_error_answers_as_graphql_core_does() -> None:
+    """A page of leaf objects is completed in one loop; an item that needs an error (a null in a
+    non-null field, a value its scalar refuses, an item of the wrong type) sends the list back to
+    graphql-core's path, so the error, its path and the nulls around it are graphql-core's."""
+    ours = strawberry.Schema(ListQuery, execution_context_class=PlainLeaves)
+    theirs = strawberry.Schema(ListQuery)
+    for doc in (
+        "{ fine { name size __typename } }",
+        "{ broken { name size } fine { name } }",
+        "{ broken { size } }",
+        "{ refused { name size } }",
+        "{ wrong { name } }",
+    ):
+        mine, core = ours.execute_sync(doc), theirs.execute_sync(doc)
+        assert mine.data == core.data, doc
+        assert [e.formatted for e in mine.errors or []] == [e.formatted for e in core.errors or []], doc
+    assert ours.execute_sync("{ fine { name size __typename } }").data == {
+        "fine": [{"name": "a", "size": 1, "__typename": "Item"}, {"name": "c", "size": None, "__typename": "Item"}]
+    }
+    assert ours.execute_sync("{ broken { name } }").errors
