@@ -15,7 +15,7 @@ from evidence_gateway.models import CalculationRun, DataQualityAssessment
 from evidence_gateway.resolvers import calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
-from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
@@ -174,18 +174,12 @@ class WorkspaceCalculationFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
     @strawberry.field(description="The workspace's most recent completed calculation run.")
-    def latest_calculation_run(self, info: GqlInfo) -> CalculationRunType | None:
-        run_id: Any = getattr(self, "latest_calculation_run_id", None)
-        if run_id is None:
-            return None
-        return info.context.related(calculations.runs_by_ids, run_id, _run)
+    @relation(calculations.runs_by_ids, "latest_calculation_run_id", _run)
+    def latest_calculation_run(self, info: GqlInfo) -> CalculationRunType | None: ...
 
     @strawberry.field(description="Quality assessment of the latest calculation run.")
-    def latest_quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
-        run_id: Any = getattr(self, "latest_calculation_run_id", None)
-        if run_id is None:
-            return None
-        return info.context.related(calculations.assessments_by_run_ids, run_id, _assessment)
+    @relation(calculations.assessments_by_run_ids, "latest_calculation_run_id", _assessment)
+    def latest_quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None: ...
 
     @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
     async def calculation_runs_connection(

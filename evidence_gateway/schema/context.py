@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -23,6 +24,47 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 R = TypeVar("R")
 BatchFn = Callable[[Ctx, list[K]], Awaitable[Mapping[K, V]]]
+
+
+NOT_HELD: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A field that is one record of another type, named by a key column of its parent: what
+    ``relation`` declares, kept on the resolver so the executor can answer the field itself
+    when the record is held (schema/execution.py)."""
+
+    batch: BatchFn[Any, Any]
+    key: str
+    convert: Callable[[Any], Any]
+
+
+RELATION = "_evidence_relation"
+
+
+def relation(
+    batch: BatchFn[Any, Any], key: str, convert: Callable[[Any], Any]
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """The resolver of a to-one relation: the record whose id sits in the parent's ``key``
+    column, read through the request's DataLoader for ``batch`` and made a GraphQL object by
+    ``convert``. The decorated function gives the field its name, annotations and docstring;
+    its body is not run."""
+    declared = Relation(batch, key, convert)
+
+    def decorate(stub: Callable[..., R]) -> Callable[..., R]:
+        def resolve(self: Any, info: Any) -> Any:
+            value = getattr(self, key, None)
+            if value is None:
+                return None
+            context: GraphQLContext = info.context
+            return context.related(batch, value, convert)
+
+        functools.update_wrapper(resolve, stub)
+        setattr(resolve, RELATION, declared)
+        return resolve
+
+    return decorate
 
 
 @dataclass
@@ -62,11 +104,19 @@ class GraphQLContext:
         Typed as the converted value because a field's annotation names its GraphQL type, not
         the awaitable graphql-core resolves in its place.
         """
-        loader = self.loader(batch)
-        held = loader.cache_map.get(key)
-        if held is not None and held.done() and not held.cancelled() and held.exception() is None:
-            return convert(held.result())
-        return cast(R, _converted(loader.load(key), convert))
+        found = self.held(batch, key)
+        if found is not NOT_HELD:
+            return convert(found)
+        return cast(R, _converted(self.loader(batch).load(key), convert))
+
+    def held(self, batch: BatchFn[K, V], key: K) -> Any:
+        """The record of ``key`` when this request already read it (None: it does not exist),
+        else ``NOT_HELD``."""
+        loader = self._loaders.get(batch)
+        pending = None if loader is None else loader.cache_map.get(key)
+        if pending is not None and pending.done() and not pending.cancelled() and pending.exception() is None:
+            return pending.result()
+        return NOT_HELD
 
     async def prefetch(self, batch: BatchFn[K, V], keys: Iterable[K | None]) -> None:
         """Read a relation for a whole page in one batch, into the request's DataLoader."""

@@ -16,7 +16,7 @@ from evidence_gateway.resolvers import approvals, calculations, connections, pac
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
-from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
@@ -206,13 +206,8 @@ class WorkspacePackFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
     @strawberry.field(description="The workspace's current pack (latest successful generation).")
-    def latest_pack(self, info: GqlInfo) -> ReportPackType | None:
-        pack_id: Any = getattr(self, "latest_report_pack_id", None)
-        if pack_id is None:
-            return None
-        return info.context.related(
-            packs.packs_by_ids, pack_id, lambda found: None if found is None else pack_type(found)
-        )
+    @relation(packs.packs_by_ids, "latest_report_pack_id", lambda found: None if found is None else pack_type(found))
+    def latest_pack(self, info: GqlInfo) -> ReportPackType | None: ...
 
     @strawberry.field(description="The workspace's packs, newest first, by cursor.")
     async def packs_connection(
