@@ -49,9 +49,21 @@ WS_FIELDS = (
     "latestCalculationRunId latestReportPackId archivedAt createdAt updatedAt"
 )
 NESTED = ("latestCalculationRun", "latestPack", "latestQualityAssessment")
+CONNECTION_Q = (
+    "{ workspacesConnection(first: 20) { nodes { id name status createdAt } pageInfo { hasNextPage endCursor } } }"
+)
 
-TARGET_REST = 0.75
-TARGET_GQL = 0.5
+# Issue 15's goals, product / floor in one run: the REST list at least the floor; detail and create
+# within 10 %; the GraphQL list (13 fields x 20) 0.6x and with three nested relations 0.45x the
+# floor's REST list.
+TARGETS = {
+    "rest_list_p1": 1.0,
+    "rest_list_last": 1.0,
+    "rest_detail": 0.9,
+    "rest_create": 0.9,
+    "gql_list": 0.6,
+    "gql_list_nested": 0.45,
+}
 TARGET_SCALE = 1.3
 TARGET_IMPORT_S = 5.0
 TARGET_CALC_S = 5.0
@@ -567,9 +579,13 @@ def scale_test(
                     "",
                     "rest",
                 ),  # fmt: skip
+                # Issue 15: a connection's first page stays flat as the organisation grows.
+                Scenario("connection_p1", "POST", "/graphql", gql_body(CONNECTION_Q), key, "", "graphql"),
             ]
             for sc in probes:
                 for who, srv in (("product", product), ("floor", floor)):
+                    if who == "floor" and sc.kind == "graphql":
+                        continue  # the floor serves REST only
                     res = sequential_latency(srv.port, sc, mode.scale_requests_s)
                     samples.setdefault(who, {}).setdefault(sc.name, {}).setdefault(size, []).append(res)
     for who, per_probe in samples.items():
@@ -859,14 +875,11 @@ def targets(phases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for ph in phases:
         where = f"{ph['backend']} w{ph['workers']}"
         ld = ph.get("load", {})
-        for name in ("rest_list_p1", "rest_list_last", "rest_detail", "rest_create"):
+        for name, goal in TARGETS.items():
             if name in ld:
                 ratio = ld[name]["ratio"]
-                add(f"{name} req/s vs floor", where, ratio, f">= {TARGET_REST}", ratio >= TARGET_REST)
-        for name in ("gql_list", "gql_list_nested"):
-            if name in ld:
-                ratio = ld[name]["ratio"]
-                add(f"{name} req/s vs floor list", where, ratio, f">= {TARGET_GQL}", ratio >= TARGET_GQL)
+                versus = "floor list" if name.startswith("gql") else "floor"
+                add(f"{name} req/s vs {versus}", where, ratio, f">= {goal}", ratio >= goal)
         sq = ph.get("sql_statements", {}).get("product", {})
         if sq:
             a, b = sq.get("gql_list_per_page_1"), sq.get("gql_list_per_page_100")
@@ -874,8 +887,12 @@ def targets(phases: list[dict[str, Any]]) -> list[dict[str, Any]]:
             add("SQL statements GraphQL list 1 vs 100 items", where, f"{a} vs {b}", "equal", same)
         sc = ph.get("scale", {}).get("ratio_p50", {}).get("product")
         if sc:
-            for probe in ("list_p1", "detail"):
-                add(f"{probe} p50 latency 100k/1k", where, sc[probe], f"<= {TARGET_SCALE}", sc[probe] <= TARGET_SCALE)
+            for probe in ("connection_p1", "detail"):
+                if sc.get(probe) is not None:
+                    ok = sc[probe] <= TARGET_SCALE
+                    add(f"{probe} p50 latency 100k/1k", where, sc[probe], f"<= {TARGET_SCALE}", ok)
+            # A REST page carries the organisation's total, a COUNT that grows with it (the floor's too).
+            add("list_p1 (with total) p50 latency 100k/1k", where, sc["list_p1"], "reported", None)
         hv = ph.get("heavy")
         if hv:
             imp = hv["import"]
@@ -991,6 +1008,9 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append("|---|---:|---:|---:|---:|")
             for k in s["at_1k"]["product"]:
                 pa, pb = s["at_1k"]["product"][k]["p50_ms"], s["at_100k"]["product"][k]["p50_ms"]
+                if k not in s["at_1k"]["floor"]:  # GraphQL probes: the floor serves REST only
+                    lines.append(f"| {k} | {pa} -> {pb} | **{s['ratio_p50']['product'][k]}** | – | – |")
+                    continue
                 fa, fb = s["at_1k"]["floor"][k]["p50_ms"], s["at_100k"]["floor"][k]["p50_ms"]
                 lines.append(f"| {k} | {pa} -> {pb} | **{s['ratio_p50']['product'][k]}** | {fa} -> {fb} | "
                              f"{s['ratio_p50']['floor'][k]} |")  # fmt: skip
