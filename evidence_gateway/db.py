@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from evidence_gateway import pg_reads
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
@@ -71,6 +73,9 @@ class Database:
         # PostgreSQL reads in autocommit: no BEGIN and ROLLBACK around them (two round trips of
         # three); under READ COMMITTED each statement took its own snapshot anyway.
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        # Told the SQL of every read that bypasses SQLAlchemy's events (PostgreSQL's pg_reads),
+        # so statement counters see every statement.
+        self.statement_listeners: list[Callable[[str], None]] = []
 
     @property
     def sync_engines(self) -> list[Engine]:
@@ -80,18 +85,37 @@ class Database:
             engines.append(self._reader.engine)
         return engines
 
-    async def fetch(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Row[Any]]:
+    async def fetch(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
         """All rows of one Core statement, read outside any transaction (each statement sees
-        the latest commit). The hot reads come here rather than through an ORM session."""
+        the latest commit), by attribute, position or iteration. The hot reads come here rather
+        than through an ORM session."""
         return (await self.fetch_many([(statement, params)]))[0]
 
-    async def fetch_many(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
+    async def fetch_many(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Any]]:
         """Several independent reads in one go: on SQLite one hop to a reader thread for all of
-        them, where the async adapter takes about four per statement (bench/layers.py)."""
+        them, where the async adapter takes about four per statement (bench/layers.py); on
+        PostgreSQL on asyncpg itself (pg_reads.py)."""
         if self._reader is not None:
             return await self._reader.run(statements)
+        out: list[Sequence[Any]] = []
         async with self._autocommit.connect() as conn:
-            return [(await conn.execute(stmt, dict(params))).all() for stmt, params in statements]
+            driver = None
+            for stmt, params in statements:
+                plan = pg_reads.plan_of(stmt, self.engine.dialect)
+                if plan is None:
+                    out.append((await conn.execute(stmt, dict(params))).all())
+                    continue
+                arguments = plan.arguments(params)
+                if driver is None:
+                    driver = (await conn.get_raw_connection()).driver_connection
+                    if driver is None:
+                        raise RuntimeError("the pooled connection has been closed")
+                if not plan.learnt:
+                    await plan.learn(driver, self.engine.dialect)
+                for listener in self.statement_listeners:
+                    listener(plan.sql)
+                out.append(plan.rows(await driver.fetch(plan.sql, *arguments)))
+        return out
 
     async def execute_alone(self, sql: str, *args: Any) -> None:
         """PostgreSQL: one statement on the driver, in autocommit, so it is its own transaction

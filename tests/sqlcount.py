@@ -22,7 +22,8 @@ class StatementLog:
 
 @contextmanager
 def count_statements(db: Database) -> Iterator[StatementLog]:
-    """Every statement the database runs, on each of its engines (SQLite reads have their own)."""
+    """Every statement the database runs, on each of its engines (SQLite reads have their own)
+    and on the driver itself (PostgreSQL's hot reads)."""
     log = StatementLog()
 
     def on_execute(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
@@ -32,8 +33,10 @@ def count_statements(db: Database) -> Iterator[StatementLog]:
 
     for engine in db.sync_engines:
         event.listen(engine, "before_cursor_execute", on_execute)
+    db.statement_listeners.append(log.statements.append)  # reads on the driver itself
     try:
         yield log
     finally:
+        db.statement_listeners.remove(log.statements.append)
         for engine in db.sync_engines:
             event.remove(engine, "before_cursor_execute", on_execute)
