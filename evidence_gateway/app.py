@@ -79,8 +79,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await dispatcher.start()
         # What start-up built (schema, metadata, compiled plans) lives as long as the process:
         # frozen, the collector stops walking it on every full collection. Under load those walks
-        # were the long tail: p99 183 -> 138 ms, +20 % reads a second (docs/performance.md).
-        gc.collect()
+        # were the long tail: p99 183 -> 138 ms, +20 % reads a second (docs/performance.md). No
+        # collection first: it cost the test suite half its time (an app per test), and what
+        # little start-up garbage is frozen with the rest stays for the process's life.
         gc.freeze()
         try:
             yield
