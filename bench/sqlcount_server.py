@@ -3,9 +3,10 @@
 No product code changes: a global SQLAlchemy ``before_cursor_execute`` listener on
 ``Engine`` counts every statement sent to the database (including BEGIN issued as SQL;
 a driver-level COMMIT/ROLLBACK is not a statement and is not counted), and an ASGI
-wrapper puts the count of the current request into the ``x-bench-sql-count`` response
-header. Counts are only meaningful for sequential requests (bench/run.py sends them one
-at a time).
+wrapper puts the count of the current request into the ``x-bench-sql-count`` response header
+(with the reads the product sends on the driver itself, PostgreSQL's hot reads, which it
+reports through ``Database.statement_listeners``). Counts are only meaningful for sequential
+requests (bench/run.py sends them one at a time).
 
     python bench/sqlcount_server.py --app product|floor --port 8118 --database-url URL
 """
@@ -62,6 +63,7 @@ def main() -> None:
         from evidence_gateway.settings import Settings
 
         app = create_app(Settings())
+        app.state.db.statement_listeners.append(lambda _sql: _count())
     else:
         os.environ["BENCH_FLOOR_DATABASE_URL"] = args.database_url
         sys.path.insert(0, str(Path(__file__).resolve().parent))
