@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import Session
 
 from evidence_gateway import pg_reads
 
@@ -178,6 +179,21 @@ def _create_private(path: str | None) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except (FileExistsError, FileNotFoundError, NotADirectoryError):
         pass  # an existing database keeps its mode; a missing directory fails on connect
+
+
+_CONNECTED = "evidence_connected"
+
+
+@event.listens_for(Session, "after_begin")
+def _connected(session: Session, _transaction: Any, _connection: Any) -> None:
+    session.info[_CONNECTED] = True
+
+
+def has_run_anything(session: AsyncSession) -> bool:
+    """Whether the session has sent anything to the database yet (it has taken a connection).
+    ``in_transaction()`` does not say: adding an object already begins the session's
+    transaction, without a connection."""
+    return bool(session.sync_session.info.get(_CONNECTED))
 
 
 async def driver_connection(session: AsyncSession) -> Any:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from evidence_gateway import events, idempotency, wakeups
 from evidence_gateway.auth import Scope
 from evidence_gateway.context import Ctx
+from evidence_gateway.db import has_run_anything
 from evidence_gateway.events import EventType, PendingEvent
 
 _NO_RESULT = object()
@@ -68,7 +69,7 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
                 and bool(uow.events)
                 and not idempotent
                 and not ctx.db.is_sqlite
-                and not session.in_transaction()
+                and not has_run_anything(session)
             )
             if alone:
                 assert new_row is not None
