@@ -14,8 +14,8 @@ takes graphql-core's path, so errors and their locations are exactly what they w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from graphql import (
     GraphQLField,
@@ -34,26 +34,37 @@ from evidence_gateway.schema.context import NOT_HELD, RELATION, Relation
 # (python attribute name, leaf type, nullable), or None when the field is not a plain leaf.
 _Plan = tuple[str, GraphQLLeafType, bool] | None
 _MISSING = object()
+T = TypeVar("T")
 # Strawberry's is_type_of reads only the object; a relation answered here has no resolve info.
 _NO_INFO: Any = None
 _PLAN = "_evidence_leaf_plan"  # kept on the field definition itself: fields live as long as their schema
 
 
+def _kept(field_def: GraphQLField, key: str, build: Callable[[GraphQLField], T]) -> T:
+    """``build(field_def)``, worked out once and kept on the field definition."""
+    held = field_def.__dict__.get(key, _MISSING)
+    if held is _MISSING:
+        held = field_def.__dict__[key] = build(field_def)
+    return cast(T, held)
+
+
+def _unwrapped(field_def: GraphQLField) -> tuple[Any, bool]:
+    """The field's type without its non-null wrapper, and whether it may be null."""
+    if isinstance(field_def.type, GraphQLNonNull):
+        return field_def.type.of_type, False
+    return field_def.type, True
+
+
 def _plan(field_def: GraphQLField) -> _Plan:
-    held = field_def.__dict__.get(_PLAN, _MISSING)
-    if held is not _MISSING:
-        kept: _Plan = held
-        return kept
-    plan: _Plan = None
+    return _kept(field_def, _PLAN, _leaf_plan)
+
+
+def _leaf_plan(field_def: GraphQLField) -> _Plan:
     strawberry_field = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
-    plain = getattr(field_def.resolve, "_is_default", False) and strawberry_field is not None
-    if plain and strawberry_field is not None and not field_def.args:
-        nullable = not isinstance(field_def.type, GraphQLNonNull)
-        leaf = field_def.type.of_type if isinstance(field_def.type, GraphQLNonNull) else field_def.type
-        if is_leaf_type(leaf):
-            plan = (strawberry_field.python_name, leaf, nullable)
-    field_def.__dict__[_PLAN] = plan
-    return plan
+    if strawberry_field is None or not getattr(field_def.resolve, "_is_default", False) or field_def.args:
+        return None
+    leaf, nullable = _unwrapped(field_def)
+    return (strawberry_field.python_name, leaf, nullable) if is_leaf_type(leaf) else None
 
 
 # A to-one relation declared with schema.context.relation: (declaration, object type, nullable).
@@ -62,22 +73,18 @@ _RELATION_PLAN = "_evidence_relation_plan"
 
 
 def _relation_plan(field_def: GraphQLField) -> _RelationPlan:
-    held = field_def.__dict__.get(_RELATION_PLAN, _MISSING)
-    if held is not _MISSING:
-        kept: _RelationPlan = held
-        return kept
-    plan: _RelationPlan = None
+    return _kept(field_def, _RELATION_PLAN, _held_relation_plan)
+
+
+def _held_relation_plan(field_def: GraphQLField) -> _RelationPlan:
     strawberry_field = (field_def.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
     resolver = getattr(strawberry_field, "base_resolver", None)
     declared = getattr(getattr(resolver, "wrapped_func", None), RELATION, None)
     plain = strawberry_field is not None and not strawberry_field.extensions and not strawberry_field.permission_classes
-    if isinstance(declared, Relation) and plain and not field_def.args:
-        nullable = not isinstance(field_def.type, GraphQLNonNull)
-        target = field_def.type.of_type if isinstance(field_def.type, GraphQLNonNull) else field_def.type
-        if isinstance(target, GraphQLObjectType):
-            plan = (declared, target, nullable)
-    field_def.__dict__[_RELATION_PLAN] = plan
-    return plan
+    if not isinstance(declared, Relation) or not plain or field_def.args:
+        return None
+    target, nullable = _unwrapped(field_def)
+    return (declared, target, nullable) if isinstance(target, GraphQLObjectType) else None
 
 
 # (response name, attribute, type, nullable, None) for a leaf, no type for __typename;
