@@ -10,11 +10,14 @@ record costs about 0.5 µs a row.
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from pydantic_core import PydanticUndefined
 from sqlalchemy import Row, Table
+
+from evidence_gateway.models.base import table_of
 
 
 @cache
@@ -22,6 +25,27 @@ def record_type(table: Table, *extra: str) -> Any:
     """The record of ``table``'s columns in table order, then ``extra`` (labels a statement
     adds, such as a page's total). Made once per shape (Any to a type checker)."""
     return namedtuple(f"{table.name}_record", [*table.c.keys(), *extra])
+
+
+def new_record(model: Any, values: Mapping[str, Any]) -> Any:
+    """A row of ``model``'s table as a record: ``values``, and the model's defaults for the rest
+    (what constructing the entity would fill in, without the ORM's instrumentation: building a
+    SQLModel entity costs about 50 µs, this about 5)."""
+    table = table_of(model)
+    fields = model.model_fields
+    row = []
+    for key in table.c.keys():
+        if key in values:
+            row.append(values[key])
+            continue
+        field = fields.get(key)
+        if field is not None and field.default_factory is not None:
+            row.append(field.default_factory())
+        elif field is not None and field.default is not PydanticUndefined:
+            row.append(field.default)
+        else:
+            row.append(None)
+    return record_type(table)._make(row)
 
 
 def records(table: Table, rows: Iterable[Row[Any]], *extra: str) -> list[Any]:

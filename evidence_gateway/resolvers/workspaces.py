@@ -65,22 +65,23 @@ async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUI
     return await batch.one_per_key(ctx, Workspace, Workspace.id, ids)
 
 
-async def create_workspace(ctx: Ctx, data: Any) -> Workspace:
+async def create_workspace(ctx: Ctx, data: Any) -> Any:
+    """The new workspace, as a record read by attribute like the entity."""
     payload = parse(WorkspaceCreate, data)
     now = utcnow()
-    workspace = Workspace(
-        org_id=ctx.org_id,
-        status=WorkspaceStatus.draft.value,
-        created_at=now,
-        updated_at=now,
-        **payload.model_dump(),
-    )
     async with unit_of_work(ctx) as uow:
         profile_id = payload.default_methodology_profile_id
         if profile_id is not None:
             if not await profile_exists(uow.session, profile_id):
                 raise InvalidInput(fields={"default_methodology_profile_id": "unknown methodology profile"})
-        uow.session.add(workspace)
+        workspace = uow.insert(
+            Workspace,
+            org_id=ctx.org_id,
+            status=WorkspaceStatus.draft.value,
+            created_at=now,
+            updated_at=now,
+            **payload.model_dump(),
+        )
         uow.emit(
             EventType.workspace_created, "workspace", workspace.id, workspace_json(workspace), workspace_id=workspace.id
         )
