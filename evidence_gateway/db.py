@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
+import asyncpg
 from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 
 from evidence_gateway import pg_reads
@@ -100,31 +101,24 @@ class Database:
             return await self._reader.run(statements)
         out: list[Sequence[Any]] = []
         async with self._autocommit.connect() as conn:
-            driver = None
             for stmt, params in statements:
                 plan = pg_reads.plan_of(stmt, self.engine.dialect)
                 if plan is None:
                     out.append((await conn.execute(stmt, dict(params))).all())
                     continue
                 arguments = plan.arguments(params)
-                if driver is None:
-                    driver = (await conn.get_raw_connection()).driver_connection
-                    if driver is None:
-                        raise RuntimeError("the pooled connection has been closed")
-                if not plan.learnt:
-                    await plan.learn(driver, self.engine.dialect)
-                for listener in self.statement_listeners:
-                    listener(plan.sql)
-                out.append(plan.rows(await driver.fetch(plan.sql, *arguments)))
+                async with _on_driver(conn) as driver:
+                    if not plan.learnt:
+                        await plan.learn(driver, self.engine.dialect)
+                    for listener in self.statement_listeners:
+                        listener(plan.sql)
+                    out.append(plan.rows(await driver.fetch(plan.sql, *arguments)))
         return out
 
     async def execute_alone(self, sql: str, *args: Any) -> None:
         """PostgreSQL: one statement on the driver, in autocommit, so it is its own transaction
         (no BEGIN and COMMIT round trips around it)."""
-        async with self._autocommit.connect() as conn:
-            driver = (await conn.get_raw_connection()).driver_connection
-            if driver is None:
-                raise RuntimeError("the pooled connection has been closed")
+        async with self._autocommit.connect() as conn, _on_driver(conn) as driver:
             await driver.execute(sql, *args)
 
     @asynccontextmanager
@@ -179,6 +173,22 @@ def _create_private(path: str | None) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except (FileExistsError, FileNotFoundError, NotADirectoryError):
         pass  # an existing database keeps its mode; a missing directory fails on connect
+
+
+@asynccontextmanager
+async def _on_driver(conn: AsyncConnection) -> AsyncIterator[Any]:
+    """asyncpg itself under a pooled connection. A call cut short (cancelled, timed out) leaves
+    it mid-protocol, holding its snapshot and locks: such a connection is closed, never pooled
+    again, as SQLAlchemy does after its own calls. A database error leaves it usable."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    if driver is None:
+        raise RuntimeError("the pooled connection has been closed")
+    try:
+        yield driver
+    except BaseException as exc:
+        if not isinstance(exc, asyncpg.PostgresError) and conn.sync_connection is not None:
+            conn.sync_connection.invalidate(exc)
+        raise
 
 
 _CONNECTED = "evidence_connected"
