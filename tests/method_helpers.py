@@ -18,8 +18,12 @@ async def run_rows(api: Api, rows: list[dict[str, Any]], **workspace: Any) -> tu
 
 
 async def pack_files(api: Api, workspace_id: str) -> dict[str, bytes]:
-    """Generate a pack and download every artifact: artifact_type -> bytes."""
+    """Generate a pack and download every artifact (the eight listed and the pack's iLEAP file):
+    artifact_type -> bytes."""
     resp = await api.post(f"/api/v2/workspaces/{workspace_id}/packs", {})
     assert resp.status_code == 201, resp.text
-    listing = (await api.get(f"/api/v2/packs/{resp.json()['data']['id']}/artifacts")).json()["data"]
-    return {a["artifact_type"]: (await api.get(a["file_url"])).content for a in listing}
+    pack = resp.json()["data"]
+    listing = (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]
+    files = {a["artifact_type"]: (await api.get(a["file_url"])).content for a in listing}
+    files["ileap_shipment_footprints"] = (await api.get(pack["ileap_shipment_footprints_url"])).content
+    return files

@@ -98,7 +98,7 @@ async def test_generate_pack_over_rest(api: Api) -> None:
     run = detail["latest_calculation_run"]
     assert pack["calculation_run_id"] == run["id"] == meta["calculation_run_id"]
     assert pack["rerun_hash"] == run["rerun_hash"] == meta["rerun_hash"]
-    assert meta["artifact_count"] == 9
+    assert meta["artifact_count"] == 9  # the eight listed artifacts and the iLEAP file
     assert meta["superseded_pack_ids"] == [] and meta["supersedes_pack_id"] is None
     for kind in ArtifactType:
         assert pack[f"{kind.value}_url"].startswith("http://testserver/api/v2/artifacts/")
@@ -115,9 +115,14 @@ async def test_pack_detail_and_artifacts(api: Api) -> None:
     assert detail["calculation_run"]["status"] == "completed"
     assert detail["quality_assessment"]["id"] == pack["data_quality_assessment_id"]
     assert detail["quality_assessment"]["report_pack_id"] == pack["id"]
-    assert [a["artifact_type"] for a in detail["artifacts"]] == [t.value for t in ArtifactType]
+    # The contract's eight types, in pack_hash order; the iLEAP file is the pack's own link.
+    contract_types = [t.value for t in ArtifactType if t is not ArtifactType.ileap_shipment_footprints]
+    assert [a["artifact_type"] for a in detail["artifacts"]] == contract_types
     listed = (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]
-    assert len(listed) == 9
+    assert [a["artifact_type"] for a in listed] == contract_types
+    ileap = await api.get(detail["ileap_shipment_footprints_url"])
+    assert ileap.status_code == 200 and ileap.headers["content-type"] == "application/json"
+    assert hashlib.sha256(ileap.content).hexdigest() == detail["ileap_shipment_footprints_sha256"]
     for artifact in listed:
         assert set(artifact) >= ARTIFACT_FIELDS
         assert artifact["status"] == "generated" and artifact["generated_at"]
@@ -138,14 +143,19 @@ async def test_pack_hash_is_rederivable_and_stable_on_regeneration(api: Api) -> 
     assert second_body["meta"]["superseded_pack_ids"] == [first["id"]]
     assert second_body["meta"]["supersedes_pack_id"] == first["id"]
     assert (await api.get(f"/api/v2/packs/{first['id']}")).json()["data"]["status"] == "archived"
-    # An auditor re-derives pack_hash from the downloaded bytes alone.
+    # An auditor re-derives pack_hash from the downloaded bytes alone (docs/packs.md): the eight
+    # listed artifacts, then the iLEAP file of the pack's own link.
     artifacts = (await api.get(f"/api/v2/packs/{second['id']}/artifacts")).json()["data"]
     digests = []
     for artifact in artifacts:
         resp = await fetch(api, artifact["signed_download_url"])
         assert resp.status_code == 200
         digests.append(hashlib.sha256(resp.content).hexdigest())
-        assert resp.headers["etag"] == f'"{digests[-1]}"'
+        assert resp.headers["etag"] == f'"{digests[-1]}"' == f'"{artifact["content_sha256"]}"'
+    ileap = await api.get(second["ileap_shipment_footprints_url"])
+    assert hashlib.sha256(ileap.content).hexdigest() == second["ileap_shipment_footprints_sha256"]
+    assert hashlib.sha256("".join(digests).encode()).hexdigest() != second["pack_hash"]
+    digests.append(second["ileap_shipment_footprints_sha256"])
     assert hashlib.sha256("".join(digests).encode()).hexdigest() == second["pack_hash"]
 
 
@@ -238,7 +248,7 @@ async def test_rendering_failure_leaves_the_pack_failed(
     assert failed["status"] == "failed" and failed["version_number"] == 2
     assert {a["status"] for a in failed["artifacts"]} == {"failed"}
     assert all(a["signed_download_url"] is None for a in failed["artifacts"])
-    assert failed["summary_pdf_url"] is None
+    assert failed["summary_pdf_url"] is None and failed["ileap_shipment_footprints_sha256"] is None
     # Nothing else moved: the good pack is still current, no failed bytes are kept.
     detail = (await api.get(f"/api/v2/workspaces/{ws['id']}")).json()["data"]
     assert detail["latest_report_pack_id"] == good["id"]
@@ -249,7 +259,8 @@ async def test_rendering_failure_leaves_the_pack_failed(
         sliced = await session.execute(select(ArtifactContentChunk.artifact_id).distinct())
         stored = {str(i) for i in [*whole.scalars(), *sliced.scalars()]}
     good_artifacts = (await api.get(f"/api/v2/packs/{good['id']}/artifacts")).json()["data"]
-    assert stored == {a["id"] for a in good_artifacts}
+    ileap_id = good["ileap_shipment_footprints_url"].split("/")[-2]  # …/artifacts/{id}/download
+    assert stored == {*(a["id"] for a in good_artifacts), ileap_id}
     resp = await api.post(f"/api/v2/packs/{failed_id}/approvals", {"action_type": "requested"})
     assert resp.status_code == 409
 

@@ -60,10 +60,11 @@ GRAPHQL_TYPES: list[tuple[type[rm.ReadModel], type, set[str], set[str]]] = [
         {"successor"},
         {"successor_workspace_id", "successor_report_pack_id"},
     ),
+    # GraphQL lists the iLEAP file among the artifacts (with its contentSha256); REST shows its hash on the pack.
     (
         rm.ReportPack,
         packs.ReportPackType,
-        set(),
+        {"ileap_shipment_footprints_sha256"},
         {"calculation_run", "quality_assessment", "artifacts", "approvals", "evidence_items"},
     ),
     (rm.PackArtifact, packs.PackArtifactType, set(), set()),
@@ -133,7 +134,7 @@ def test_every_column_is_rendered_or_kept_internal(model: type[rm.ReadModel], ta
 def test_pack_links_are_one_per_artifact_type_in_its_order() -> None:
     links = [f for f in rm.ReportPack.model_fields if f.endswith("_url")]
     assert links == [f"{kind.value}_url" for kind in models.ArtifactType]
-    assert rm.ReportPack.derived == set(links)
+    assert rm.ReportPack.derived == {*links, "ileap_shipment_footprints_sha256"}
 
 
 def test_openapi_components_are_the_read_models() -> None:
@@ -231,10 +232,13 @@ async def test_links_only_once_generated_on_both_transports(api: Api) -> None:
     gql = (await api.gql(LINKS_QUERY, {"id": generated["id"]}))["data"]["pack"]
     assert gql["summaryPdfUrl"] == rest["summary_pdf_url"] is not None
     assert gql["ileapShipmentFootprintsUrl"] == rest["ileap_shipment_footprints_url"] is not None
-    assert [a["fileUrl"] for a in gql["artifacts"]] == [a["file_url"] for a in rest["artifacts"]]
+    # GraphQL lists the iLEAP file last among the artifacts; REST links it from the pack.
+    rest_urls = [a["file_url"] for a in rest["artifacts"]]
+    assert [a["fileUrl"] for a in gql["artifacts"]] == [*rest_urls, rest["ileap_shipment_footprints_url"]]
     assert all(a["signedDownloadUrl"] and a["signed_download_url"] for a in zip_artifacts(gql, rest))
 
 
 def zip_artifacts(gql: dict[str, Any], rest: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each artifact's GraphQL and REST fields in one mapping (same order on both transports)."""
-    return [{**g, **r} for g, r in zip(gql["artifacts"], rest["artifacts"], strict=True)]
+    """Each listed artifact's GraphQL and REST fields in one mapping (same order on both transports)."""
+    listed = [a for a in gql["artifacts"] if a["artifactType"] != "ILEAP_SHIPMENT_FOOTPRINTS"]
+    return [{**g, **r} for g, r in zip(listed, rest["artifacts"], strict=True)]

@@ -24,6 +24,7 @@ from evidence_gateway.read_models.packs import (
     PackArtifact,
     ReportPack,
     ReportPackDetail,
+    listed_artifacts,
 )
 from evidence_gateway.read_models.webhooks import (
     WebhookDelivery,
@@ -58,5 +59,6 @@ __all__ = [
     "WebhookTestResult",
     "Workspace",
     "WorkspaceDetail",
+    "listed_artifacts",
     "render_optional",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -9,11 +10,38 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from evidence_gateway import signing
-from evidence_gateway.models import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
+from evidence_gateway import models, signing
+from evidence_gateway.models import ApprovalActionType, ArtifactStatus, PackStatus
 from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri, ext, render_optional
 from evidence_gateway.read_models.calculations import CalculationRun, DataQualityAssessment
 from evidence_gateway.settings import Settings
+
+
+class ArtifactType(enum.StrEnum):
+    """The v2 contract's closed enum of ``PackArtifact.artifact_type``: the stored types but the
+    iLEAP export, which REST shows as the pack's ``ileap_shipment_footprints_url`` and
+    ``ileap_shipment_footprints_sha256`` instead (GraphQL lists all nine)."""
+
+    summary_pdf = "summary_pdf"
+    shipment_csv = "shipment_csv"
+    shipment_xlsx = "shipment_xlsx"
+    machine_json = "machine_json"
+    methodology_statement = "methodology_statement"
+    evidence_register = "evidence_register"
+    quality_report = "quality_report"
+    audit_trail = "audit_trail"
+
+
+# The listing order stays the pack_hash order, the iLEAP file last.
+assert [t.value for t in ArtifactType] + [models.ArtifactType.ileap_shipment_footprints.value] == [
+    t.value for t in models.ArtifactType
+]
+_LISTED = frozenset(t.value for t in ArtifactType)
+
+
+def listed_artifacts(artifacts: Iterable[Any]) -> list[Any]:
+    """What a v2 pack lists (``artifacts``, ``GET /v2/packs/{id}/artifacts``): the contract's types."""
+    return [a for a in artifacts if a.artifact_type in _LISTED]
 
 
 def downloadable(artifact: Any) -> bool:
@@ -34,14 +62,24 @@ def signed_download_url(artifact: Any, settings: Settings) -> str | None:
     return signing.signed_download_url(settings, artifact.id) if downloadable(artifact) else None
 
 
-def pack_file_urls(artifacts: Iterable[Any], settings: Settings) -> dict[ArtifactType, str | None]:
+def pack_file_urls(artifacts: Iterable[Any], settings: Settings) -> dict[models.ArtifactType, str | None]:
     """Each artifact type's ``file_url`` among a pack's artifacts (null where missing or not generated)."""
     by_type = {a.artifact_type: a for a in artifacts}
-    return {kind: file_url(by_type[kind.value], settings) if kind.value in by_type else None for kind in ArtifactType}
+    return {
+        kind: file_url(by_type[kind.value], settings) if kind.value in by_type else None for kind in models.ArtifactType
+    }
 
 
-def _url_field(kind: ArtifactType) -> str:
+def _url_field(kind: models.ArtifactType) -> str:
     return f"{kind.value}_url"
+
+
+def _ileap_sha256(artifacts: Iterable[Any]) -> str | None:
+    """The iLEAP file's content SHA-256 once it is stored: with the listed artifacts' ``content_sha256``
+    the nine inputs of ``pack_hash``."""
+    kind = models.ArtifactType.ileap_shipment_footprints.value
+    found: Any = next((a for a in artifacts if a.artifact_type == kind), None)
+    return found.content_sha256 if downloadable(found) else None
 
 
 class PackArtifact(ReadModel):
@@ -77,7 +115,7 @@ class ReportPack(ReadModel):
     """A versioned evidence pack: its artifacts built from one calculation run."""
 
     internal = frozenset({"api_key_id", "audit_sequence", "lease_owner", "lease_expires_at", "row_version"})
-    derived = frozenset(_url_field(kind) for kind in ArtifactType)
+    derived = frozenset({*(_url_field(kind) for kind in models.ArtifactType), "ileap_shipment_footprints_sha256"})
 
     id: uuid.UUID
     workspace_id: uuid.UUID
@@ -93,7 +131,7 @@ class ReportPack(ReadModel):
     export_template_id: uuid.UUID | None
     pack_hash: str | None
     rerun_hash: str | None
-    # One link per ArtifactType, in its order (a test checks the two lists agree).
+    # One link per stored artifact type, in its order (a test checks the two lists agree).
     summary_pdf_url: str | None
     shipment_csv_url: str | None
     shipment_xlsx_url: str | None
@@ -102,7 +140,12 @@ class ReportPack(ReadModel):
     evidence_register_url: str | None
     quality_report_url: str | None
     audit_trail_url: str | None
-    ileap_shipment_footprints_url: str | None
+    ileap_shipment_footprints_url: str | None = ext(
+        "The iLEAP ShipmentFootprints file (JSON); not in `artifacts`, whose types the contract closes."
+    )
+    ileap_shipment_footprints_sha256: str | None = ext(
+        "SHA-256 of that file, the last pack_hash input; null until generated.", pattern="^[0-9a-f]{64}$"
+    )
     created_at: datetime
     approved_at: datetime | None
     published_at: datetime | None
@@ -110,12 +153,14 @@ class ReportPack(ReadModel):
 
     @classmethod
     def render_linked(cls, pack: Any, artifacts: Iterable[Any], settings: Settings) -> dict[str, Any]:
-        urls = {_url_field(kind): url for kind, url in pack_file_urls(artifacts, settings).items()}
+        artifacts = list(artifacts)
+        urls: dict[str, Any] = {_url_field(kind): url for kind, url in pack_file_urls(artifacts, settings).items()}
+        urls["ileap_shipment_footprints_sha256"] = _ileap_sha256(artifacts)
         return cls.compose(pack, urls)
 
 
 class ReportPackDetail(ReportPack):
-    """A pack with the run and assessment it was built from and its artifacts."""
+    """A pack with the run and assessment it was built from and its artifacts (the contract's eight types)."""
 
     calculation_run: CalculationRun | None
     quality_assessment: DataQualityAssessment | None
@@ -127,7 +172,7 @@ class ReportPackDetail(ReportPack):
             **ReportPack.render_linked(detail.pack, detail.artifacts, settings),
             "calculation_run": render_optional(CalculationRun, detail.calculation_run),
             "quality_assessment": render_optional(DataQualityAssessment, detail.quality_assessment),
-            "artifacts": [PackArtifact.render_linked(a, settings) for a in detail.artifacts],
+            "artifacts": [PackArtifact.render_linked(a, settings) for a in listed_artifacts(detail.artifacts)],
         }
 
 

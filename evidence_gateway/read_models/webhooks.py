@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import enum
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field
 
 from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri, ext
 
-EndpointStatus = Literal["healthy", "failing", "disabled"]
+
+class WebhookEndpointStatus(enum.StrEnum):
+    """Whether deliveries reach the endpoint (one named enum, so generated clients make one class)."""
+
+    healthy = "healthy"
+    failing = "failing"
+    disabled = "disabled"
 
 
-def endpoint_status(endpoint: Any) -> EndpointStatus:
+def endpoint_status(endpoint: Any) -> WebhookEndpointStatus:
     """disabled (by its owner or after days of failures), failing (since its last failed attempt), healthy."""
     if not endpoint.enabled:
-        return "disabled"
-    return "failing" if endpoint.failing_since is not None else "healthy"
+        return WebhookEndpointStatus.disabled
+    return WebhookEndpointStatus.failing if endpoint.failing_since is not None else WebhookEndpointStatus.healthy
 
 
 class WebhookEndpoint(ReadModel):
@@ -32,7 +39,7 @@ class WebhookEndpoint(ReadModel):
     description: str = Field(max_length=500)
     event_types: list[str] = Field(description="Event types sent; empty: every type.")
     enabled: bool
-    status: EndpointStatus
+    status: WebhookEndpointStatus
     failing_since: datetime | None = Field(description="First failed attempt since the last success.")
     disabled_reason: str | None
     previous_secret_expires_at: datetime | None = Field(

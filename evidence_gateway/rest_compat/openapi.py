@@ -17,12 +17,7 @@ from starlette.routing import Route
 from evidence_gateway.events import EventType
 from evidence_gateway.http_body import MAX_JSON_DEPTH
 from evidence_gateway.jsoncodec import dumps
-from evidence_gateway.models import (
-    ApprovalActionType,
-    AttachmentScope,
-    EvidenceType,
-    VerificationStatus,
-)
+from evidence_gateway.models import VerificationStatus
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
     LABEL,
@@ -254,14 +249,14 @@ def _pack_meta() -> Schema:
 
 def _approval() -> Schema:
     return request_obj(
-        {"action_type": enum(ApprovalActionType), "comment": string(maxLength=4000)}, required=["action_type"]
+        {"action_type": ref("ApprovalActionType"), "comment": string(maxLength=4000)}, required=["action_type"]
     )
 
 
 def _evidence_create() -> Schema:
     return request_obj(
         {
-            "evidence_type": enum(EvidenceType),
+            "evidence_type": ref("EvidenceType"),
             "title": string(minLength=1, maxLength=300, pattern=r"\S", description="Trimmed; 1–300 characters."),
             "file_name": string(minLength=1, maxLength=300, pattern=r"\S", description="Trimmed; 1–300 characters."),
             "file_url": string("uri", maxLength=2000, description="Absolute http or https URL."),
@@ -274,10 +269,11 @@ def _evidence_create() -> Schema:
             "valid_from": date_(),
             "valid_to": date_(),
             "source_system": LABEL,
-            "verification_status": enum(VerificationStatus, default=VerificationStatus.unverified.value),
-            "attachment_scope": enum(
-                AttachmentScope, description="Derived from the references when absent; must agree with them."
-            ),
+            "verification_status": {**ref("VerificationStatus"), "default": VerificationStatus.unverified.value},
+            "attachment_scope": {
+                **ref("AttachmentScope"),
+                "description": "Derived from the references when absent; must agree with them.",
+            },
             "extracted_metadata_json": free_object(),
             "notes": string(maxLength=4000),
         },
@@ -302,9 +298,7 @@ def _endpoint_fields() -> dict[str, Schema]:
     return {
         "url": string("uri", maxLength=2000, description="http or https; must resolve to public addresses."),
         "description": string(maxLength=500),
-        "event_types": array(
-            enum([t.value for t in EventType]), uniqueItems=True, maxItems=50, description="Empty: every type."
-        ),
+        "event_types": array(ref("EventType"), uniqueItems=True, maxItems=50, description="Empty: every type."),
         "enabled": boolean(),
     }
 
@@ -449,7 +443,7 @@ def _deprecated(op: dict[str, Any]) -> dict[str, Any]:
     return op
 
 
-# The artifacts' own content types (evidence_gateway/artifacts/).
+# The artifacts' own content types (evidence_gateway/artifacts/): the answer's Content-Type is one of them.
 ARTIFACT_MEDIA_TYPES = (
     "application/pdf",
     "text/csv",
@@ -457,13 +451,33 @@ ARTIFACT_MEDIA_TYPES = (
     "application/json",
     "text/markdown",
 )
+BINARY = "application/octet-stream"
+
+
+def _file(media: str) -> Schema:
+    """A file's bytes (OpenAPI 3.1: ``contentMediaType``; ``format: binary`` for generators that read that)."""
+    return {"type": "string", "format": "binary", "contentMediaType": media}
+
+
+def _download_content() -> dict[str, Any]:
+    """Every download is a file to keep byte for byte (pack_hash is over the bytes). The generic binary
+    type comes first: generators that type a response by its first media type they know (e.g.
+    openapi-python-client) then return bytes, never text decoded from a PDF. The real types follow;
+    a JSON artifact is also described as the JSON document it is."""
+    content: dict[str, Any] = {
+        BINARY: {"schema": {**_file(BINARY), "description": "Any artifact, read as bytes."}},
+    }
+    for media in ARTIFACT_MEDIA_TYPES:
+        json_doc = {"description": "machine_json, ileap_shipment_footprints: a JSON document."}
+        content[media] = {"schema": json_doc if media == "application/json" else _file(media)}
+    return content
 
 
 def _download() -> dict[str, Any]:
     op = operation(
         "downloadArtifact",
         "Artifact content: with a valid signed link (no key) or with the Bearer key",
-        (200, {}, "The file, with its own content type."),
+        (200, {}, "The file, with its own content type (the artifact's content_type)."),
         (403, 404, 409),
         tag="packs",
         params=[
@@ -476,10 +490,7 @@ def _download() -> dict[str, Any]:
         security=[*BEARER, {}],
     )
     ok = op["responses"]["200"]
-    # machine_json is a JSON document (any shape); the others are files.
-    ok["content"] = {
-        media: {"schema": {} if media == "application/json" else {"type": "string"}} for media in ARTIFACT_MEDIA_TYPES
-    }
+    ok["content"] = _download_content()
     ok["headers"] = {
         "ETag": {"required": True, "schema": string(description="Quoted SHA-256 of the content.")},
         "Content-Disposition": {"required": True, "schema": string()},
@@ -829,7 +840,7 @@ def document() -> dict[str, Any]:
                     "description": "Organisation API key: `evk_` + 48 lowercase hex characters.",
                 }
             },
-            "schemas": component_schemas(),
+            "schemas": component_schemas({"EventType": enum(EventType)}),
             "responses": _error_responses(),
         },
     }

@@ -73,9 +73,12 @@ def ref(name: str) -> Schema:
 
 
 def nullable(schema: Schema) -> Schema:
-    """OpenAPI 3.1 nullability: ``type: [t, "null"]``; a $ref becomes anyOf with null."""
+    """OpenAPI 3.1 nullability: ``type: [t, "null"]``; a $ref becomes anyOf with null (its description
+    and default beside the anyOf), which generators read as one optional type. Enums are components
+    referenced this way: an inline ``enum`` with null makes some generators emit a class per branch."""
     if "$ref" in schema:
-        return {"anyOf": [schema, {"type": "null"}]}
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return {"anyOf": [{"$ref": schema["$ref"]}, {"type": "null"}], **rest}
     out = dict(schema)
     out["type"] = [schema["type"], "null"]
     if "enum" in out:
@@ -145,25 +148,40 @@ NAME = string(minLength=1, maxLength=200, pattern=r"\S", description="Trimmed; 1
 # -- components ---------------------------------------------------------------------------------
 
 
+# Enums of request bodies that no read model shows: named components, each referenced (and made
+# nullable) as one schema.
+REQUEST_ENUMS: dict[str, Schema] = {
+    "TransportMode": enum(TransportMode),
+    "FuelType": enum(FuelType),
+    "DistanceSource": enum(DistanceSource),
+    "IntensityBasis": enum(IntensityBasis),
+    "DistanceType": enum(DistanceType),
+}
+
+
 def _shipment_row() -> Schema:
     return ext(
         request_obj(
             {
                 "external_id": LABEL,
-                "mode": enum(TransportMode),
+                "mode": ref("TransportMode"),
                 "distance_km": number(minimum=0, maximum=50_000),
                 "mass_tonnes": number(minimum=0, maximum=1_000_000),
                 "origin": LABEL,
                 "destination": LABEL,
-                "fuel_type": enum(FuelType, description="litres: diesel, petrol, hvo; kg: cng … jet_kerosene; kWh"),
+                "fuel_type": {
+                    **ref("FuelType"),
+                    "description": "litres: diesel, petrol, hvo; kg: cng … jet_kerosene; kWh",
+                },
                 "fuel_amount": number(
                     exclusiveMinimum=0, maximum=1e9, description="Fuel or energy used, in the unit of fuel_type."
                 ),
                 "carrier_intensity_g_per_tkm": number(exclusiveMinimum=0, maximum=1e6),
-                "distance_source": enum(DistanceSource, default=DistanceSource.measured.value),
-                "carrier_intensity_basis": enum(
-                    IntensityBasis, description="Boundary of carrier_intensity_g_per_tkm; required with it."
-                ),
+                "distance_source": {**ref("DistanceSource"), "default": DistanceSource.measured.value},
+                "carrier_intensity_basis": {
+                    **ref("IntensityBasis"),
+                    "description": "Boundary of carrier_intensity_g_per_tkm; required with it.",
+                },
                 "vehicle_payload_tonnes": number(
                     exclusiveMinimum=0,
                     maximum=1_000_000,
@@ -172,7 +190,7 @@ def _shipment_row() -> Schema:
                 "fuel_allocation_share": number(
                     exclusiveMinimum=0, maximum=1, description="With fuel: the carrier's allocation share."
                 ),
-                "distance_type": enum(DistanceType, description="actual, sfd or gcd (GLEC distance types)."),
+                "distance_type": {**ref("DistanceType"), "description": "actual, sfd or gcd (GLEC distance types)."},
                 "shipment_date": date_(),
             },
             required=[],
@@ -250,16 +268,22 @@ def read_model_schemas() -> dict[str, Schema]:
     return defs
 
 
-def component_schemas() -> dict[str, Schema]:
-    return {
+def component_schemas(extra_enums: dict[str, Schema] | None = None) -> dict[str, Schema]:
+    """The read models, the shipment row, the error body and the request bodies' own enums."""
+    out = {
         "ErrorResponse": _error(),
         "ShipmentRow": _shipment_row(),
         **read_model_schemas(),
     }
+    for name, schema in {**REQUEST_ENUMS, **(extra_enums or {})}.items():
+        assert name not in out, f"enum component {name} is already a read model's"
+        out[name] = schema
+    return out
 
 
 __all__ = [
     "EXT",
+    "REQUEST_ENUMS",
     "LABEL",
     "NAME",
     "SHORT_TEXT",

@@ -14,6 +14,7 @@ from evidence_gateway.read_models import (
     PackArtifact,
     ReportPack,
     ReportPackDetail,
+    listed_artifacts,
 )
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers import approvals, packs
@@ -49,10 +50,11 @@ async def get_pack(request: Request) -> Response:
 
 
 async def list_artifacts(request: Request) -> Response:
-    """GET /v2/packs/{id}/artifacts: each with a fresh signed download URL."""
+    """GET /v2/packs/{id}/artifacts: the contract's eight types, each with a fresh signed download URL
+    (the iLEAP file is the pack's ``ileap_shipment_footprints_url``)."""
     ctx = await caller(request)
     artifacts = await packs.list_artifacts(ctx, request.path_params["id"])
-    return envelope([PackArtifact.render_linked(a, ctx.settings) for a in artifacts])
+    return envelope([PackArtifact.render_linked(a, ctx.settings) for a in listed_artifacts(artifacts)])
 
 
 async def record_approval(request: Request) -> Response:
