@@ -49,6 +49,10 @@ async def test_files_move_between_layouts_unchanged(api: Api, database_url: str)
     pack = (await generated(api, ws["id"]))["data"]
     artifacts = (await api.get(f"/api/v2/packs/{pack['id']}/artifacts")).json()["data"]
     assert max(a["size_bytes"] for a in artifacts) > 1024 * 1024  # several slices
+    # The ninth file, the iLEAP export, is linked from the pack (REST lists the contract's eight types).
+    ileap = pack["ileap_shipment_footprints_url"]
+    ileap_id = ileap.split("/")[-2]  # …/artifacts/{id}/download
+    artifacts.append({"id": ileap_id, "file_url": ileap, "content_sha256": pack["ileap_shipment_footprints_sha256"]})
     expected = {a["id"]: a["content_sha256"] for a in artifacts}
     assert await downloads(api, artifacts) == expected
 
