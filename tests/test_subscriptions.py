@@ -119,6 +119,11 @@ async def test_protocol_rules(ws_url: str, api: Api, key_a: str) -> None:
             assert message["payload"][0]["extensions"]["code"] == "BAD_USER_INPUT"
             assert "POST /graphql" in message["payload"][0]["message"]
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 0
+    # A subscribe payload the protocol does not allow, and a message that is not JSON: 4400.
+    for raw in (json.dumps({"id": "1", "type": "subscribe", "payload": "x"}), "{not json", '{"a": NaN}'):
+        async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
+            await client.ws.send(raw)
+            assert (await client.closed())[0] == 4400, raw
     # And HTTP refuses subscriptions (they cannot stream there).
     body = await api.gql("subscription { events { sequence } }")
     assert body["_status"] == 400 and body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
