@@ -92,7 +92,9 @@ def key_identity(token: str) -> str:
 
 
 def client_address(scope: Mapping[str, Any]) -> str:
-    """The client address an ASGI connection (request or WebSocket) is counted against."""
+    """The client address a GraphQL socket is counted against (schema/socket_limits.py): the
+    scope's client, as the HTTP middleware counts requests. One client must be one address on
+    both transports: where a proxy's forwarded address is trusted for HTTP, use it here too."""
     client = scope.get("client") or ("unknown",)
     return str(client[0])
 
