@@ -242,6 +242,13 @@ def run_backend(backend: str, args: argparse.Namespace, workdir: Path) -> dict[s
         key = cli(url, "keys", "create", "--org", "bench-subs", cwd=workdir)
         env = {k: v for k, v in os.environ.items() if not k.startswith("EVIDENCE_")}
         env.update(EVIDENCE_SECRET_KEY="bench-subscriptions", EVIDENCE_DATABASE_URL=url)
+        # Every socket comes from one key and one address: caps that fit the run (docs/events.md, "Limits").
+        sockets = str(max(args.subscribers, 100))
+        env.update(
+            EVIDENCE_WS_MAX_CONNECTIONS_PER_KEY=sockets,
+            EVIDENCE_WS_MAX_CONNECTIONS_PER_ADDRESS=sockets,
+            EVIDENCE_WS_MAX_SUBSCRIPTIONS_PER_KEY=str(max(args.subscribers, 500)),
+        )
         log = workdir / f"serve-{backend}.log"
         cmd = [*CLI, "serve", "--port", str(args.port), "--log-level", "warning", "--no-dispatcher"]
         with open(log, "wb") as out:

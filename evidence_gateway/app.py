@@ -25,6 +25,7 @@ from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.schema import persisted, schema
+from evidence_gateway.schema.socket_limits import Sockets
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.subscriptions import SubscriptionHub
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions
+    app.state.sockets = Sockets()  # open GraphQL sockets, for their caps (schema/socket_limits.py)
     app.state.dispatcher = dispatcher
     app.state.settings = settings
     app.state.limiter = Limiter(settings)

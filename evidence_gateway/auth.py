@@ -54,6 +54,8 @@ class Principal:
     # Work the system does itself (the CLI, the sweeper, queued work a key was allowed to
     # start) is not limited by a key's scope.
     scope: Scope = Scope.ADMIN
+    # When the key stops working (None: never); a long-lived WebSocket is closed then.
+    expires_at: datetime | None = None
 
 
 def generate_key() -> str:
@@ -155,7 +157,7 @@ async def _look_up(db: Database, key_hash: str) -> tuple[Principal, datetime | N
     expires_at = as_aware(row.expires_at)
     if expires_at is not None and expires_at <= utcnow():
         raise Unauthenticated()
-    return Principal(org_id=row.org_id, key_id=row.id, scope=Scope(row.scope)), expires_at
+    return Principal(org_id=row.org_id, key_id=row.id, scope=Scope(row.scope), expires_at=expires_at), expires_at
 
 
 async def _touch(db: Database, key_id: uuid.UUID) -> None:

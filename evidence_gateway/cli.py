@@ -112,6 +112,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # own would print query strings, signed download links' signatures included.
         access_log=False,
         server_header=False,  # no "server: uvicorn" banner
+        # A WebSocket message is held to the HTTP body ceiling by the server itself (1009 above it),
+        # so no larger one is ever buffered (uvicorn's default is 16 MiB); the app checks it too.
+        ws_max_size=get_settings().max_body_bytes,
         timeout_graceful_shutdown=args.graceful_timeout,
     )
     return 0

@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     rate_limit_per_address: int = Field(default=2_000, ge=1)  # requests without a key, per client address
     rate_limit_auth_failures: int = Field(default=60, ge=1)  # 401s per client address, then 429
     rate_limit_graphql_points: int = Field(default=20_000_000, ge=1)  # GraphQL document cost, per key or address
+    # GraphQL subscriptions over WebSocket (docs/events.md), counted per process: open sockets per
+    # API key and per client address, and live subscriptions per API key (over all its sockets).
+    ws_max_connections_per_key: int = Field(default=100, ge=1)
+    ws_max_connections_per_address: int = Field(default=100, ge=1)
+    ws_max_subscriptions_per_key: int = Field(default=500, ge=1)
     # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
     redis_url: str = ""
     # Origins whose pages may call the API from a browser (comma-separated, e.g.

@@ -31,13 +31,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from evidence_gateway import wakeups
+from evidence_gateway.auth import Scope
 from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database
 from evidence_gateway.errors import DomainError
@@ -54,14 +54,8 @@ POLL_SECONDS = 1.0
 # Events a subscriber may have received from its tail and not yet sent: about 10 s of a busy
 # organisation. Beyond it the subscriber is ended, never buffered without bound.
 MAX_PENDING_EVENTS = 10_000
-# How often a long-lived subscription checks that its API key still works (a revoked key's
-# subscriptions end within this long, plus up to one poll: the tail's nudge wakes the check).
-RECHECK_SECONDS = 30.0
 # On stop, how long a tail may take to finish its current read before it is cancelled.
 _STOP_SECONDS = 5.0
-
-# Re-verifies the subscriber's credentials; raises (e.g. Unauthenticated) when they are no good.
-Recheck = Callable[[], Awaitable[None]]
 
 
 class SubscriberTooSlow(DomainError):
@@ -110,22 +104,13 @@ class Subscriber:
         self._pending = 0
         self._ready.set()
 
-    def nudge(self) -> None:
-        """Wakes the follower with nothing new: time for its periodic checks (the key)."""
-        self._ready.set()
-
-    async def next_batch(self) -> Sequence[Event] | None:
-        """The next batch, or None when nudged with nothing new. Raises the end reason.
-
-        No timer per wait (this runs once per message): the tail nudges its subscribers.
-        """
-        if not self._batches and self.ended is None:
+    async def next_batch(self) -> Sequence[Event]:
+        """The next batch (no timer per wait: this runs once per message). Raises the end reason."""
+        while not self._batches and self.ended is None:
             self._ready.clear()
             await self._ready.wait()
         if self.ended is not None:
             raise self.ended("subscription ended")
-        if not self._batches:
-            return None
         batch = self._batches.popleft()
         self._pending -= len(batch)
         return batch
@@ -139,7 +124,6 @@ class _Tail:
         self.db = hub.db
         self.org_id = org_id
         self.subscribers: set[Subscriber] = set()
-        self.nudge_at = time.monotonic() + hub.recheck_seconds
         # The last sequence read: where the log ended when the tail started, then each batch's end.
         self.last = 0
         # Set once ``last`` is known. Subscribers wait for it before they read where the log ends,
@@ -171,10 +155,6 @@ class _Tail:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.hub.poll_seconds):
                     await self.woken.wait()
-            if (now := time.monotonic()) >= self.nudge_at:
-                self.nudge_at = now + self.hub.recheck_seconds
-                for subscriber in list(self.subscribers):
-                    subscriber.nudge()
 
     async def _read(self) -> None:
         if not self.ready.is_set():
@@ -201,12 +181,10 @@ class SubscriptionHub:
         *,
         poll_seconds: float = POLL_SECONDS,
         max_pending: int = MAX_PENDING_EVENTS,
-        recheck_seconds: float = RECHECK_SECONDS,
     ) -> None:
         self.db = db
         self.poll_seconds = poll_seconds
         self.max_pending = max_pending
-        self.recheck_seconds = recheck_seconds
         self._tails: dict[uuid.UUID, _Tail] = {}
         self._stopping_tails: set[asyncio.Task[None]] = set()
         self._stopped = False
@@ -282,7 +260,6 @@ async def follow_events(
     ctx: Ctx,
     only: feed.EventFilter,
     after: int | None,
-    recheck: Recheck | None = None,
 ) -> AsyncGenerator[Event, None]:
     """The organisation's events after ``after`` (None: from now on) that pass ``only``, then
     live, in sequence order, each once.
@@ -291,8 +268,10 @@ async def follow_events(
     ``target`` the sequence the table is known to hold up to. The tail's batches are followed
     while they continue ``position``; a gap (the backlog at the start, or anything a batch
     skipped: a safety net, the tail starts before the subscriber reads ``target``) is read
-    from the table.
+    from the table. The key's scope is checked before anything is read (its validity is the
+    socket's: schema/websocket.py).
     """
+    ctx.require(Scope.READ)
     position = after
     async with hub.subscribe(ctx.org_id) as subscriber:
         target = await feed.last_sequence(ctx.db, ctx.org_id)
@@ -300,7 +279,6 @@ async def follow_events(
             position = target
         subscriber.live = True
         live: deque[Event] = deque()
-        check_at = time.monotonic() + hub.recheck_seconds
         try:
             while True:
                 if position < target:
@@ -312,14 +290,8 @@ async def follow_events(
                         position = target
                     continue
                 if not live:
-                    now = time.monotonic()
-                    if now >= check_at:
-                        if recheck is not None:
-                            await recheck()
-                        check_at = now + hub.recheck_seconds
                     batch = await subscriber.next_batch()
-                    if batch is not None:
-                        live.extend(e for e in batch if e.sequence > position)
+                    live.extend(e for e in batch if e.sequence > position)
                     continue
                 event = live[0]
                 if event.sequence > position + 1:
@@ -336,18 +308,18 @@ async def follow_events(
             raise type(ended)(message, after=cursor_of(position)) from None
 
 
-async def follow_pack(
-    hub: SubscriptionHub, ctx: Ctx, pack_id: Any, recheck: Recheck | None = None
-) -> AsyncGenerator[ReportPack, None]:
+async def follow_pack(hub: SubscriptionHub, ctx: Ctx, pack_id: Any) -> AsyncGenerator[ReportPack, None]:
     """The pack as it is now, then again after each of its ``pack.*`` events.
 
     The log's end is read before the pack, so a change committed in between is yielded once
-    more rather than missed. Unknown and other organisations' packs: NOT_FOUND, as ``pack(id)``.
+    more rather than missed. Unknown and other organisations' packs: NOT_FOUND, as ``pack(id)``;
+    the scope and the pack's existence are checked before the first yield.
     """
+    ctx.require(Scope.READ)
     start = await feed.last_sequence(ctx.db, ctx.org_id)
     pack = await packs.get_pack(ctx, pack_id)
     yield pack
-    changes = follow_events(hub, ctx, feed.pack_filter(pack.id), start, recheck)
+    changes = follow_events(hub, ctx, feed.pack_filter(pack.id), start)
     try:
         async with contextlib.aclosing(changes):
             async for _event in changes:

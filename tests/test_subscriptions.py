@@ -16,17 +16,16 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
 from starlette.applications import Starlette
 
 from evidence_gateway import graphiql
 from evidence_gateway.events import cursor_of
-from evidence_gateway.models import ApiKey
 from evidence_gateway.subscriptions import SubscriptionHub
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
@@ -120,6 +119,11 @@ async def test_protocol_rules(ws_url: str, api: Api, key_a: str) -> None:
             assert message["payload"][0]["extensions"]["code"] == "BAD_USER_INPUT"
             assert "POST /graphql" in message["payload"][0]["message"]
     assert (await api.get("/api/v2/workspaces")).json()["pagination"]["total"] == 0
+    # A subscribe payload the protocol does not allow, and a message that is not JSON: 4400.
+    for raw in (json.dumps({"id": "1", "type": "subscribe", "payload": "x"}), "{not json", '{"a": NaN}'):
+        async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
+            await client.ws.send(raw)
+            assert (await client.closed())[0] == 4400, raw
     # And HTTP refuses subscriptions (they cannot stream there).
     body = await api.gql("subscription { events { sequence } }")
     assert body["_status"] == 400 and body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
@@ -301,15 +305,68 @@ async def test_stopping_the_hub_ends_subscriptions_with_a_cursor(
             hub_of(app).start()
 
 
-async def test_a_revoked_key_ends_its_subscriptions(app: Starlette, ws_url: str, api: Api, key_a: str) -> None:
-    hub_of(app).recheck_seconds = 0.05
-    async with GraphQLWS.connect(ws_url, bearer(key_a)) as client:
+# ---- the key, for as long as the socket lives -------------------------------------------------------------
+
+NEW_KEY = (
+    "mutation($expires: DateTime) { createApiKey(input: {scope: READ, expiresAt: $expires}) { key apiKey { id } } }"  # noqa: E501
+)
+REVOKE = "mutation($id: UUID!) { revokeApiKey(id: $id) { revokedAt } }"
+
+
+async def new_key(api: Api, expires: datetime | None = None) -> tuple[str, str]:
+    """A read key of organisation A made through the API: (key, id)."""
+    body = await api.gql(NEW_KEY, {"expires": expires.isoformat() if expires else None})
+    created = body["data"]["createApiKey"]
+    return created["key"], created["apiKey"]["id"]
+
+
+async def test_a_revoked_key_runs_nothing_more_on_its_open_sockets(app: Starlette, ws_url: str, api: Api) -> None:
+    """The key is looked up again at every subscribe: a socket opened before the revocation
+    replays nothing, and yields no pack, once REST refuses the key."""
+    app.state.sockets.recheck_seconds = 3600  # no periodic check: only the subscribe can notice
+    ws_id = (await calculated_workspace(api))["id"]
+    pack = (await generated(api, ws_id))["data"]
+    key, key_id = await new_key(api)
+    async with GraphQLWS.connect(ws_url, bearer(key)) as one, GraphQLWS.connect(ws_url, bearer(key)) as two:
+        live = await one.subscribe(EVENTS, {"after": cursor_of(0)})
+        assert (await one.data(live))["events"]["sequence"] == 1  # the key works: the log replays
+        assert (await api.gql(REVOKE, {"id": key_id}))["data"]["revokeApiKey"]["revokedAt"]
+        assert (await api.get("/api/v2/workspaces", key=key)).status_code == 401
+        replay = await one.subscribe(EVENTS, {"after": cursor_of(0)})
+        assert await one.closed() == (4403, "Forbidden: the API key was revoked or has expired")
+        followed = await two.subscribe(PACK, {"id": pack["id"]})
+        assert (await two.closed())[0] == 4403
+    assert one.pending(replay) == 0 and two.pending(followed) == 0
+    # A new socket with it is refused at connection_init, as before.
+    async with GraphQLWS.connect(ws_url, init=False) as client:
+        await client.send({"type": "connection_init", "payload": bearer(key)})
+        assert await client.closed() == (4403, "Forbidden")
+
+
+async def test_a_revoked_key_closes_its_socket_at_the_periodic_check(app: Starlette, ws_url: str, api: Api) -> None:
+    app.state.sockets.recheck_seconds = 0.05
+    key, key_id = await new_key(api)
+    async with GraphQLWS.connect(ws_url, bearer(key)) as client:
+        ops = [await client.subscribe(EVENTS), await client.subscribe(EVENTS, {"types": ["pack.generated"]})]
+        await eventually(lambda: hub_of(app).live_count == 2, "the subscriptions to go live")
+        await api.gql(REVOKE, {"id": key_id})
+        # The whole socket, not one operation: nothing else of it runs on.
+        assert await client.closed() == (4403, "Forbidden: the API key was revoked or has expired")
+    assert [client.pending(op) for op in ops] == [0, 0]
+
+
+async def test_an_expiring_keys_socket_is_closed_at_its_expiry(app: Starlette, ws_url: str, api: Api) -> None:
+    app.state.sockets.recheck_seconds = 3600  # only the close scheduled at the expiry can end it
+    expires = datetime.now(UTC) + timedelta(seconds=5)
+    key, _ = await new_key(api, expires)
+    async with GraphQLWS.connect(ws_url, bearer(key)) as client:
         op = await client.subscribe(EVENTS)
         await eventually(lambda: hub_of(app).live_count == 1, "the subscription to go live")
-        async with app.state.db.write() as session:
-            await session.execute(update(ApiKey).values(revoked_at=ApiKey.created_at))
-        message = await client.message(op)
-        assert message["payload"]["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", message
+        ws_id = (await create_workspace(api))["id"]
+        assert (await client.data(op))["events"]["subjectId"] == ws_id
+        assert await client.closed(within=60) == (4403, "Forbidden: the API key was revoked or has expired")
+        assert datetime.now(UTC) >= expires
+    assert (await api.get("/api/v2/workspaces", key=key)).status_code == 401
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # PostgreSQL: test_two_nodes_on_postgresql

@@ -6,10 +6,13 @@ once a minute): losing the rate limit for a while is better than losing the API 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.strategies import FixedWindowRateLimiter
@@ -81,6 +84,21 @@ def storage_uri(redis_url: str) -> str:
     return f"async+{scheme}://{rest}" if scheme in ("redis", "rediss") else redis_url
 
 
+def key_identity(token: str) -> str:
+    """Whom a request bearing this well-formed API key is counted against: a digest of the key,
+    so no lookup is needed. The same for an HTTP request and a WebSocket message (the key comes
+    in its ``connection_init``), so both spend one budget."""
+    return "key:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+def client_address(scope: Mapping[str, Any]) -> str:
+    """The client address a GraphQL socket is counted against (schema/socket_limits.py): the
+    scope's client, as the HTTP middleware counts requests. One client must be one address on
+    both transports: where a proxy's forwarded address is trusted for HTTP, use it here too."""
+    client = scope.get("client") or ("unknown",)
+    return str(client[0])
+
+
 class Limiter:
     def __init__(self, settings: Settings) -> None:
         self.policies = Policies.from_settings(settings)
@@ -107,6 +125,17 @@ class Limiter:
             return None
         remaining = max(stats.remaining, 0)
         return Verdict(policy, remaining > 0, remaining, _seconds_until(stats.reset_time), 0)
+
+    async def authentication_failed(self, address: str) -> None:
+        """Counts a refused key against the address's failed-authentication budget (HTTP 401s and
+        WebSocket 4403s alike)."""
+        await self.hit(self.policies.auth_failures, address)
+
+    async def authentication_blocked(self, address: str) -> Verdict | None:
+        """The address's failed-authentication budget when it is spent (then its requests are
+        refused), else None."""
+        verdict = await self.spent(self.policies.auth_failures, address)
+        return verdict if verdict is not None and not verdict.allowed else None
 
     def _complain(self) -> None:
         now = time.monotonic()

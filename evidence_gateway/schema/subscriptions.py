@@ -39,7 +39,7 @@ from evidence_gateway.schema.errors import INTERNAL_MESSAGE, format_error
 from evidence_gateway.schema.events import EventType, event_type
 from evidence_gateway.schema.input_paths import GraphQLInputPaths
 from evidence_gateway.schema.packs import ReportPackType, pack_type
-from evidence_gateway.subscriptions import Recheck, SubscriptionHub, follow_events, follow_pack
+from evidence_gateway.subscriptions import SubscriptionHub, follow_events, follow_pack
 
 log = logging.getLogger("evidence_gateway.graphql")
 
@@ -49,11 +49,6 @@ GqlInfo = Info[GraphQLContext, None]
 def _hub(info: GqlInfo) -> SubscriptionHub:
     hub: SubscriptionHub = info.context.request.app.state.subscriptions
     return hub
-
-
-def _recheck(info: GqlInfo) -> Recheck | None:
-    recheck: Recheck | None = getattr(info.context, "recheck", None)
-    return recheck
 
 
 @strawberry.type(
@@ -82,7 +77,7 @@ class Subscription:
         ctx = info.context.ctx
         only = feed.event_filter(types)
         start = feed.start_after(after)
-        events = follow_events(_hub(info), ctx, only, start, _recheck(info))
+        events = follow_events(_hub(info), ctx, only, start)
         async with contextlib.aclosing(events):
             async for event in events:
                 yield _payload(event)
@@ -97,7 +92,7 @@ class Subscription:
     async def pack(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack to follow.")]
     ) -> AsyncGenerator[ReportPackType, None]:
-        changes = follow_pack(_hub(info), info.context.ctx, id, _recheck(info))
+        changes = follow_pack(_hub(info), info.context.ctx, id)
         async with contextlib.aclosing(changes):
             async for pack in changes:
                 yield pack_type(pack)

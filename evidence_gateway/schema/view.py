@@ -29,7 +29,8 @@ from evidence_gateway.schema import negotiation, persisted
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, unauthenticated
 from evidence_gateway.schema.idempotent import run_idempotent
-from evidence_gateway.schema.websocket import SubscriptionsHandler, WebSocketContext
+from evidence_gateway.schema.socket_limits import SocketLimits
+from evidence_gateway.schema.websocket import LimitedWebSocket, SubscriptionsHandler, WebSocketContext
 
 # Refusals of the HTTP request itself (Strawberry's own, before any document is read).
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
@@ -67,6 +68,7 @@ class _RequestAdapter(StarletteRequestAdapter):
 
 class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
     graphql_transport_ws_handler_class = SubscriptionsHandler
+    websocket_adapter_class = LimitedWebSocket
     request_adapter_class = _RequestAdapter
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -112,6 +114,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
                 settings=state.settings,
                 principal=None,
                 key_cache=state.key_cache,
+                limits=SocketLimits(request, state.sockets, state.limiter, state.settings),
             )
         try:
             principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
