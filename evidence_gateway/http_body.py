@@ -82,17 +82,18 @@ def finite_float(text: str) -> float:
     return value
 
 
-# Every digit as "0", everything else as a space: a run of 19 digits may be a number beyond
-# 64 bits, which orjson reads as a double without a word (below -2**63, above 2**64 - 1); the
-# body is then read again with exact integers.
-_DIGIT_RUNS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG_RUN = b"0" * 19
+# A number of 19 digits or more may lie beyond 64 bits, which orjson reads as a double without a
+# word (below -2**63, above 2**64 - 1); such a body is read again with exact integers. A number
+# follows ":", "[" or "," (white space dropped): with digits and "-" as "0" and those three as
+# ":", such a number is ":" and 19 zeros. Digits inside strings rarely follow one of them, and
+# when they do it only costs the exact re-read.
+_NUMBER_STARTS = bytes(48 if (48 <= b <= 57 or b == 45) else 58 if b in b":[," else 32 for b in range(256))
+_LONG_NUMBER = b":" + b"0" * 19
 
 
 def _may_hold_a_long_integer(raw: bytes) -> bool:
-    # translate() and a substring search run at C speed (a tenth of orjson's parse of the body);
-    # digits inside strings count too, which only costs the exact re-read.
-    return _LONG_RUN in raw.translate(_DIGIT_RUNS)
+    # translate() and a substring search run at C speed (a tenth of orjson's parse of the body).
+    return _LONG_NUMBER in raw.translate(_NUMBER_STARTS, b" \t\r\n")
 
 
 def loads(raw: bytes) -> Any:

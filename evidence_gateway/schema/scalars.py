@@ -8,6 +8,7 @@ bare hex) and its ``DateTime`` prints ``+00:00``; REST takes only the canonical 
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import date, datetime
 from typing import Any
@@ -118,6 +119,14 @@ def _inside(path: str) -> str:
     return "$" + path if path.startswith("[") else "$." + path
 
 
+# Far beyond any 64-bit integer; json_problems names those, this only keeps int() from failing.
+_MAX_DIGITS = 100
+
+
+def _refused(reason: str, node: ValueNode) -> GraphQLError:
+    return GraphQLError(f"Invalid JSON value: {reason}", node, extensions={"code": "BAD_USER_INPUT"})
+
+
 def _literal(node: ValueNode, variables: dict[str, Any] | None) -> object:
     """A literal as JSON, without recursion (the document may nest as deep as its parser lets).
 
@@ -138,15 +147,13 @@ def _literal(node: ValueNode, variables: dict[str, Any] | None) -> object:
             value = [None] * len(current.values)
             stack.extend((v, value, i) for i, v in reversed(list(enumerate(current.values))))
         elif isinstance(current, IntValueNode):
+            if len(current.value) > _MAX_DIGITS:  # int() itself refuses beyond ~4,300
+                raise _refused(f"the number {current.value[:40]}… is too long", current)
             value = int(current.value)
         elif isinstance(current, FloatValueNode):
             value = float(current.value)
-            if value in (float("inf"), float("-inf")):
-                raise GraphQLError(
-                    f"Invalid JSON value: the number {current.value[:40]} is too large (not a finite double)",
-                    current,
-                    extensions={"code": "BAD_USER_INPUT"},
-                )
+            if math.isinf(value):
+                raise _refused(f"the number {current.value[:40]} is too large (not a finite double)", current)
         elif isinstance(current, StringValueNode | EnumValueNode):
             value = current.value
         elif isinstance(current, BooleanValueNode):
@@ -156,7 +163,7 @@ def _literal(node: ValueNode, variables: dict[str, Any] | None) -> object:
         elif isinstance(current, VariableNode):
             value = (variables or {}).get(current.name.value)
         else:  # pragma: no cover - every ValueNode kind is above
-            raise GraphQLError("Invalid JSON value", current, extensions={"code": "BAD_USER_INPUT"})
+            raise _refused("not a JSON value", current)
         into[key] = value
     return root[0]
 
