@@ -8,6 +8,17 @@ from typing import Any
 
 import orjson
 
+# Deepest JSON accepted, counting the outermost value (a request body) as level 1. A free-form
+# value inside a body (assumptions_snapshot, extracted_metadata_json, a GraphQL ``JSON``) may
+# therefore nest one level fewer. Why 64: http_body.py (every layer behind it recurses per level).
+MAX_JSON_DEPTH = 64
+
+# The integers a JSON value may hold: signed 64-bit, what orjson writes (it refuses beyond 64
+# bits, so a larger one stored could never be sent back), PostgreSQL's bigint and most clients'
+# int64 keep exactly. docs/api.md, "Bodies: media type, depth, text".
+MIN_JSON_INT = -(2**63)
+MAX_JSON_INT = 2**63 - 1
+
 _JSON_OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_UTC_Z | orjson.OPT_NON_STR_KEYS
 
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlmodel import col
 
 from evidence_gateway import idempotency
@@ -35,6 +35,8 @@ from evidence_gateway.uow import UnitOfWork, unit_of_work
 log = logging.getLogger(__name__)
 
 CLAIM_BATCH = 4
+# Expired runs (and packs) one sweep fails at most; the next pass takes the rest.
+SWEEP_BATCH = 500
 # How often an idle node looks at the queue when nothing woke it (another node's requests).
 POLL_SECONDS = 1.0
 INTERRUPTED_MESSAGE = "interrupted: the node working on it stopped renewing its lease"
@@ -75,41 +77,75 @@ class Worker:
 
     # ---- the sweeper ---------------------------------------------------------------------------
 
-    async def sweep(self) -> int:
-        """Fail work with an expired lease; returns how many runs and packs it failed."""
+    async def sweep(self, batch: int = SWEEP_BATCH) -> int:
+        """Fail work with an expired lease; returns how many runs and packs it failed.
+
+        At most ``batch`` runs and ``batch`` packs a pass, taken in turns across organisations
+        (each one's longest-expired first, then each one's next): one organisation's thousand
+        dead runs cannot keep another's from being failed for a single pass.
+        """
         now = utcnow()
         failed = 0
         expired_runs = await self._candidates(
-            select(col(CalculationRun.id), col(CalculationRun.org_id)).where(
-                col(CalculationRun.status) == RunStatus.running.value,
-                col(CalculationRun.lease_owner).is_not(None),
-                col(CalculationRun.lease_expires_at) < now,
-            )
+            CalculationRun,
+            col(CalculationRun.status) == RunStatus.running.value,
+            col(CalculationRun.lease_owner).is_not(None),
+            col(CalculationRun.lease_expires_at) < now,
+            batch=batch,
         )
         for run_id, org_id in expired_runs:
-            failed += await self._as_system(org_id, partial(_fail_run, run_id))
+            failed += await self._as_system(org_id, partial(_fail_run, run_id), partial(_plain_fail_run, run_id))
         expired_packs = await self._candidates(
-            select(col(ReportPack.id), col(ReportPack.org_id)).where(
-                col(ReportPack.lease_owner).is_not(None),
-                col(ReportPack.lease_expires_at) < now,
-            )
+            ReportPack,
+            col(ReportPack.lease_owner).is_not(None),
+            col(ReportPack.lease_expires_at) < now,
+            batch=batch,
         )
         for pack_id, org_id in expired_packs:
-            failed += await self._as_system(org_id, partial(_fail_pack, pack_id))
+            failed += await self._as_system(org_id, partial(_fail_pack, pack_id), partial(_plain_fail_pack, pack_id))
         await idempotency.purge(self.db)
         if failed:
             log.warning("sweeper failed %d interrupted runs/packs", failed)
         return failed
 
-    async def _candidates(self, stmt: Any) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    async def _candidates(self, model: Any, *where: Any, batch: int) -> list[tuple[uuid.UUID, uuid.UUID]]:
+        """Up to ``batch`` expired items, ranked within their organisation by lease expiry and
+        taken rank by rank (a window function, on SQLite and PostgreSQL alike)."""
+        rank = (
+            func.row_number()
+            .over(partition_by=col(model.org_id), order_by=(col(model.lease_expires_at), col(model.id)))
+            .label("rank")
+        )
+        ranked = (
+            select(col(model.id).label("id"), col(model.org_id).label("org_id"), col(model.lease_expires_at), rank)
+            .where(*where)
+            .subquery()
+        )
+        stmt = (
+            select(ranked.c.id, ranked.c.org_id)
+            .order_by(ranked.c.rank, ranked.c.lease_expires_at, ranked.c.id)
+            .limit(batch)
+        )
         async with self.db.read() as session:
-            return [(r[0], r[1]) for r in (await session.execute(stmt.limit(500))).all()]
+            return [(r[0], r[1]) for r in (await session.execute(stmt)).all()]
 
-    async def _as_system(self, org_id: uuid.UUID, change: Callable[[UnitOfWork], Awaitable[bool]]) -> int:
+    async def _as_system(
+        self,
+        org_id: uuid.UUID,
+        change: Callable[[UnitOfWork], Awaitable[bool]],
+        plain: Callable[[Database], Awaitable[bool]],
+    ) -> int:
+        """``change`` (the failure with its event) in the organisation's name; if that cannot be
+        done at all (the event cannot be built, say), ``plain``: the same failure, no event, so
+        that no row is retried every pass for ever."""
         ctx = Ctx(db=self.db, settings=self.settings, principal=Principal(org_id=org_id, key_id=None))
         try:
             async with unit_of_work(ctx) as uow:
                 return 1 if await change(uow) else 0
+        except Exception:
+            log.exception("sweeper could not fail interrupted work of organisation %s with its event", org_id)
+        try:
+            return 1 if await plain(self.db) else 0
         except Exception:
             log.exception("sweeper could not fail interrupted work of organisation %s", org_id)
             return 0
@@ -206,3 +242,11 @@ async def _fail_run(run_id: uuid.UUID, uow: UnitOfWork) -> bool:
 
 async def _fail_pack(pack_id: uuid.UUID, uow: UnitOfWork) -> bool:
     return await packs.fail_pack(uow, pack_id, INTERRUPTED_MESSAGE, expired_only=True)
+
+
+async def _plain_fail_run(run_id: uuid.UUID, db: Database) -> bool:
+    return await calculations.fail_run_plainly(db, run_id, INTERRUPTED_MESSAGE)
+
+
+async def _plain_fail_pack(pack_id: uuid.UUID, db: Database) -> bool:
+    return await packs.fail_pack_plainly(db, pack_id, INTERRUPTED_MESSAGE)

@@ -25,7 +25,7 @@ from evidence_gateway import checkpoints
 from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
 from evidence_gateway.context import Ctx
-from evidence_gateway.db import driver_connection, rows_changed
+from evidence_gateway.db import Database, driver_connection, rows_changed
 from evidence_gateway.errors import Conflict, InternalError, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.leases import NODE_ID, expiry, wake_workers
@@ -407,25 +407,32 @@ async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, 
         )
 
 
-async def fail_run(
-    uow: UnitOfWork, run_id: uuid.UUID, message: str, *, reason: str = "error", expired_only: bool = False
-) -> bool:
-    """Mark a running run failed with its event, unless it already ended; the sweeper passes
-    ``expired_only`` so a lease renewed meanwhile wins."""
+def _failing(run_id: uuid.UUID, message: str, *, expired_only: bool) -> Any:
     stmt = update(CalculationRun).where(
         col(CalculationRun.id) == run_id, col(CalculationRun.status) == RunStatus.running.value
     )
     if expired_only:
         stmt = stmt.where(col(CalculationRun.lease_expires_at) < utcnow())
-    done = await uow.session.execute(
-        stmt.values(
-            status=RunStatus.failed.value,
-            error_message=message[:2000],
-            completed_at=utcnow(),
-            lease_owner=None,
-            lease_expires_at=None,
-        )
+    return stmt.values(
+        status=RunStatus.failed.value,
+        error_message=message[:2000],
+        completed_at=utcnow(),
+        lease_owner=None,
+        lease_expires_at=None,
     )
+
+
+async def fail_run(
+    uow: UnitOfWork, run_id: uuid.UUID, message: str, *, reason: str = "error", expired_only: bool = False
+) -> bool:
+    """Mark a running run failed with its event, unless it already ended; the sweeper passes
+    ``expired_only`` so a lease renewed meanwhile wins.
+
+    A run whose resource cannot be written as JSON (a value stored before the input rule
+    refused it) is failed all the same, without the event: a run left ``running`` because its
+    failure could not be announced would be retried by every sweep, for ever.
+    """
+    done = await uow.session.execute(_failing(run_id, message, expired_only=expired_only))
     if not rows_changed(done):
         return False
     run = (
@@ -433,14 +440,28 @@ async def fail_run(
             select(CalculationRun).where(col(CalculationRun.id) == run_id).execution_options(populate_existing=True)
         )
     ).scalar_one()
-    uow.emit(
-        EventType.calculation_failed,
-        "calculation_run",
-        run.id,
-        {**(run_json(run) or {}), "reason": INTERRUPTED if expired_only else reason},
-        workspace_id=run.workspace_id,
-    )
+    try:
+        uow.emit(
+            EventType.calculation_failed,
+            "calculation_run",
+            run.id,
+            {**(run_json(run) or {}), "reason": INTERRUPTED if expired_only else reason},
+            workspace_id=run.workspace_id,
+        )
+    except TypeError:  # orjson's JSONEncodeError: an integer beyond 64 bits, say
+        log.exception("calculation run %s failed without its calculation.failed event", run_id)
     return True
+
+
+async def fail_run_plainly(db: Database, run_id: uuid.UUID, message: str) -> bool:
+    """The sweeper's last resort when ``fail_run`` itself failed: the expired run failed by one
+    plain update, no event, so no row can stay ``running`` and be retried every pass."""
+    async with db.write() as session:
+        done = await session.execute(_failing(run_id, message, expired_only=True))
+    if rows_changed(done):
+        log.error("calculation run %s failed by a plain update, without its event", run_id)
+        return True
+    return False
 
 
 async def get_run(ctx: Ctx, run_id: Any) -> CalculationRun:

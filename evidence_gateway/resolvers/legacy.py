@@ -28,8 +28,8 @@ from evidence_gateway.resolvers.validation import (
     UUIDField,
     WholeNumber,
     errors_to_fields,
+    json_problems,
     parse_id,
-    unstorable_text,
 )
 from evidence_gateway.resolvers.workspaces import periods_overlap
 from evidence_gateway.scoping import of_org, owned_by, readable
@@ -165,7 +165,7 @@ def validate_records(data: Any) -> list[LegacyRecord]:
             fields[_label(i, raw)] = "must be a JSON object"
             continue
         # The same rule as every API input: text the database cannot store is refused.
-        unstorable = unstorable_text(raw)
+        unstorable = json_problems(raw)
         for path, reason in unstorable.items():
             fields[f"{_label(i, raw)}: {path}"] = reason
         if unstorable:

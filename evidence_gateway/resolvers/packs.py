@@ -31,6 +31,7 @@ from sqlmodel import col
 from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, pack_hash
 from evidence_gateway.context import Ctx
+from evidence_gateway.db import Database, rows_changed
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.events import EventType
 from evidence_gateway.leases import NODE_ID, expiry, wake_workers
@@ -403,14 +404,48 @@ async def fail_pack(
     pack.lease_owner = None
     pack.lease_expires_at = None
     touch(pack)
-    uow.emit(
-        EventType.pack_failed,
-        "report_pack",
-        pack.id,
-        {**pack_json(pack, [], uow.ctx.settings), "status_before": before, "status_after": pack.status,
-         "reason": INTERRUPTED if expired_only else reason, "error": message[:2000]},
-        workspace_id=pack.workspace_id,
-    )  # fmt: skip
+    try:
+        uow.emit(
+            EventType.pack_failed,
+            "report_pack",
+            pack.id,
+            {**pack_json(pack, [], uow.ctx.settings), "status_before": before, "status_after": pack.status,
+             "reason": INTERRUPTED if expired_only else reason, "error": message[:2000]},
+            workspace_id=pack.workspace_id,
+        )  # fmt: skip
+    except TypeError:  # not writable as JSON: failed all the same (see calculations.fail_run)
+        log.exception("pack %s failed without its pack.failed event", pack_id)
+    return True
+
+
+async def fail_pack_plainly(db: Database, pack_id: uuid.UUID, message: str) -> bool:
+    """The sweeper's last resort when ``fail_pack`` itself failed: the expired pack and its
+    artifacts failed by plain updates, its stored files removed, no event."""
+    async with db.write() as session:
+        done = await session.execute(
+            update(ReportPack)
+            .where(
+                col(ReportPack.id) == pack_id,
+                col(ReportPack.pack_hash).is_(None),
+                col(ReportPack.status) != PackStatus.failed.value,
+                col(ReportPack.lease_expires_at) < utcnow(),
+            )
+            .values(
+                status=PackStatus.failed.value,
+                lease_owner=None,
+                lease_expires_at=None,
+                row_version=col(ReportPack.row_version) + 1,
+            )
+        )
+        if not rows_changed(done):
+            return False
+        await store.discard(session, pack_id)
+        await session.execute(
+            update(PackArtifact)
+            .where(col(PackArtifact.report_pack_id) == pack_id)
+            .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
+        )
+    log.error("pack %s failed by a plain update, without its event", pack_id)
     return True
 
 

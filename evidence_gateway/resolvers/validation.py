@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 import re
 import uuid
 from collections.abc import Iterator, Mapping
@@ -15,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, GetCoreSchemaHandle
 from pydantic_core import CoreSchema, core_schema
 
 from evidence_gateway.errors import BadRequest, InvalidInput, NotFound
+from evidence_gateway.jsoncodec import MAX_JSON_INT, MIN_JSON_INT
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -125,6 +127,8 @@ _TYPE_TAGS = {"int", "float", "str", "bool", "list", "dict", "none"}
 # (lone "\ud800" escapes, which the stdlib JSON parser behind GraphQL keeps). SQLite would
 # store them, so refusing them for everyone keeps both databases answering alike.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_INTEGER_RANGE = f"must be an integer from {MIN_JSON_INT} to {MAX_JSON_INT} (64 bits)"
+_NOT_FINITE = "must be a finite number"
 
 
 def _unstorable_reason(text: str) -> str:
@@ -139,13 +143,14 @@ def _escaped(key: str) -> str:
 
 
 def _serialises_clean(data: Any) -> bool:
-    """Decided in C: orjson refuses surrogates and writes NUL as the escape \\u0000.
+    """Decided in C: orjson refuses surrogates, integers beyond 53 bits (asked to) and nesting
+    beyond 255 levels, and writes NUL as the escape \\u0000.
 
-    False only means "look closer": a user's literal backslash-u0000 text, a type orjson
-    does not know or nesting beyond its recursion limit fail it too, and the walk decides.
+    False only means "look closer": a user's literal backslash-u0000 text, an integer of 54
+    to 64 bits or a type orjson does not know fail it too, and the walk decides.
     """
     try:
-        blob = orjson.dumps(data)
+        blob = orjson.dumps(data, option=orjson.OPT_STRICT_INTEGER)
     except TypeError:
         return False
     return b"\\u0000" not in blob
@@ -155,18 +160,48 @@ def _children(value: Any) -> Iterator[tuple[Any, Any]]:
     return iter(value.items()) if isinstance(value, Mapping) else enumerate(value)
 
 
-def unstorable_text(data: Any) -> dict[str, str]:
-    """Field path -> reason for every key or string value the database could not store.
+def _scalar_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        return _unstorable_reason(value) if _UNSTORABLE.search(value) else None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if MIN_JSON_INT <= value <= MAX_JSON_INT else _INTEGER_RANGE
+    if isinstance(value, float):
+        return None if math.isfinite(value) else _NOT_FINITE
+    return None
 
-    Covers everything the caller sent, unknown keys and free-form objects included. Clean
-    input (the common case) costs one orjson dump and a substring search, ~9 ms on a
+
+def json_problems(data: Any, *, max_depth: int | None = None) -> dict[str, str]:
+    """Field path -> reason for every part of a JSON value that is not what REST accepts: the
+    one rule of both transports for what a client sends (docs/api.md, "Bodies").
+
+    Refused: text the database could not store (NUL, surrogate code points), in keys and
+    values; integers outside signed 64 bits (orjson could never write them back: a run or
+    item stored with one answered 500 for good); non-finite numbers (``1e400`` read as
+    infinity); and, given ``max_depth``, nesting deeper than that (counting ``data`` as
+    level 1). Every resolver input passes here (``parse``), and so does every value of the
+    GraphQL ``JSON`` scalar, literals included (schema/scalars.py).
+
+    Clean input (the common case) costs one orjson dump and a substring search, ~9 ms on a
     50,000-row import. Otherwise the walk descends, in document order and without
     recursion, only into the containers that fail the same test, so one bad row among
-    50,000 costs one small dump per row rather than a Python visit of every value.
+    50,000 costs one small dump per row rather than a Python visit of every value. orjson
+    writes a non-finite float as null, so the fast path cannot see one: no JSON text reaches
+    a resolver holding one (REST's parser and GraphQL's refuse ``1e400``, the ``JSON``
+    scalar converts its literals itself), and a container the walk does visit is checked.
     """
-    if _serialises_clean(data):
-        return {}
     found: dict[str, str] = {}
+    if max_depth is not None:
+        deep = _too_deep(data, max_depth)
+        if deep is not None:
+            found[field_path(deep)] = f"must not be nested deeper than {max_depth} levels"
+            return found
+    if not isinstance(data, Mapping | list | tuple):
+        problem = _scalar_problem(data)
+        return {field_path(()): problem} if problem else {}
+    if _serialises_clean(data):
+        return found
     stack: list[tuple[tuple[int | str, ...], Iterator[tuple[Any, Any]]]] = [((), _children(data))]
     while stack:
         loc, items = stack[-1]
@@ -175,26 +210,43 @@ def unstorable_text(data: Any) -> dict[str, str]:
             if isinstance(key, str) and _UNSTORABLE.search(key):
                 name = _escaped(key)
                 found[field_path((*loc, name))] = "key " + _unstorable_reason(key)
-            if isinstance(value, str):
-                if _UNSTORABLE.search(value):
-                    found[field_path((*loc, name))] = _unstorable_reason(value)
-            elif isinstance(value, Mapping | list | tuple) and not _serialises_clean(value):
-                stack.append(((*loc, name), _children(value)))
-                break  # the parent's iterator resumes where it stopped once the child is done
+            if isinstance(value, Mapping | list | tuple):
+                if not _serialises_clean(value):
+                    stack.append(((*loc, name), _children(value)))
+                    break  # the parent's iterator resumes where it stopped once the child is done
+            else:
+                problem = _scalar_problem(value)
+                if problem is not None:
+                    found[field_path((*loc, name))] = problem
         else:
             stack.pop()
     return found
 
 
+def _too_deep(data: Any, max_depth: int) -> tuple[int | str, ...] | None:
+    """The path of the first container nested deeper than ``max_depth`` (``data`` is level 1),
+    found without recursion; None when there is none."""
+    stack: list[tuple[tuple[int | str, ...], Any]] = [((), data)]
+    while stack:
+        loc, value = stack.pop()
+        if not isinstance(value, Mapping | list | tuple):
+            continue
+        if len(loc) >= max_depth:
+            return loc
+        stack.extend(((*loc, key), child) for key, child in _children(value))
+    return None
+
+
 def parse(model: type[M], data: Any) -> M:
     """Validate a request object into ``model`` or raise InvalidInput listing every field.
 
-    Every resolver input passes here, so this is where text the database cannot store is
-    refused: one rule for every field, shipment row and free-form object, on both transports.
+    Every resolver input passes here, so this is where what no JSON reader or database keeps
+    (``json_problems``) is refused: one rule for every field, shipment row and free-form
+    object, on both transports.
     """
     if not isinstance(data, Mapping):
         raise BadRequest("request body must be a JSON object")
-    fields = unstorable_text(data)
+    fields = json_problems(data)
     try:
         parsed = model.model_validate(data)
     except ValidationError as exc:

@@ -8,15 +8,30 @@ bare hex) and its ``DateTime`` prints ``+00:00``; REST takes only the canonical 
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import date, datetime
 from typing import Any
 
+from graphql import (
+    BooleanValueNode,
+    EnumValueNode,
+    FloatValueNode,
+    GraphQLError,
+    IntValueNode,
+    ListValueNode,
+    NullValueNode,
+    ObjectValueNode,
+    StringValueNode,
+    ValueNode,
+    VariableNode,
+)
 from strawberry.exceptions import StrawberryInputCoercionError
+from strawberry.scalars import JSON as StockJSON
 from strawberry.types.scalar import ScalarDefinition
 
-from evidence_gateway.jsoncodec import timestamp
-from evidence_gateway.resolvers.validation import canonical_uuid, iso_date
+from evidence_gateway.jsoncodec import MAX_JSON_DEPTH, MAX_JSON_INT, MIN_JSON_INT, timestamp
+from evidence_gateway.resolvers.validation import canonical_uuid, iso_date, json_problems
 
 
 def _refusing(parse: Any, name: str) -> Any:
@@ -78,4 +93,94 @@ DATETIME = ScalarDefinition(
     origin=datetime,
 )
 
-SCALARS: dict[object, ScalarDefinition] = {uuid.UUID: UUID, date: DATE, datetime: DATETIME}
+# A JSON value is a field of an input object, as a free-form object is a field of a REST body:
+# it may nest one level fewer than the body limit counts.
+JSON_VALUE_DEPTH = MAX_JSON_DEPTH - 1
+
+
+def _checked_json(value: object, node: ValueNode | None = None) -> object:
+    """REST's rule for a JSON value (resolvers/validation.py ``json_problems``), or a refusal
+    naming each bad part by its path inside the value (``$.a.b``); GraphQL adds where the value
+    is (``Variable '$i' has invalid value at .assumptionsSnapshot``, or the literal's location)."""
+    problems = json_problems(value, max_depth=JSON_VALUE_DEPTH)
+    if problems:
+        parts = "; ".join(f"{_inside(path)} {reason}" for path, reason in problems.items())
+        raise GraphQLError(f"Invalid JSON value: {parts}", node, extensions={"code": "BAD_USER_INPUT"})
+    return value
+
+
+def _parse_json_literal(node: ValueNode, variables: dict[str, Any] | None = None) -> object:
+    return _checked_json(_literal(node, variables), node)
+
+
+def _inside(path: str) -> str:
+    if path == "body":
+        return "$"
+    return "$" + path if path.startswith("[") else "$." + path
+
+
+# Far beyond any 64-bit integer; json_problems names those, this only keeps int() from failing.
+_MAX_DIGITS = 100
+
+
+def _refused(reason: str, node: ValueNode) -> GraphQLError:
+    return GraphQLError(f"Invalid JSON value: {reason}", node, extensions={"code": "BAD_USER_INPUT"})
+
+
+def _literal(node: ValueNode, variables: dict[str, Any] | None) -> object:
+    """A literal as JSON, without recursion (the document may nest as deep as its parser lets).
+
+    graphql-core's own conversion reads ``1e400`` as infinity and never looks at the size of
+    an integer; here a number becomes what the same text sent as JSON would (``int`` or a
+    finite ``float``), and anything else is left to ``json_problems``.
+    """
+    root: list[object] = []
+    stack: list[tuple[ValueNode, Any, Any]] = [(node, root, 0)]
+    root.append(None)
+    while stack:
+        current, into, key = stack.pop()
+        value: object
+        if isinstance(current, ObjectValueNode):
+            value = {}
+            stack.extend((f.value, value, f.name.value) for f in reversed(current.fields))
+        elif isinstance(current, ListValueNode):
+            value = [None] * len(current.values)
+            stack.extend((v, value, i) for i, v in reversed(list(enumerate(current.values))))
+        elif isinstance(current, IntValueNode):
+            if len(current.value) > _MAX_DIGITS:  # int() itself refuses beyond ~4,300
+                raise _refused(f"the number {current.value[:40]}… is too long", current)
+            value = int(current.value)
+        elif isinstance(current, FloatValueNode):
+            value = float(current.value)
+            if math.isinf(value):
+                raise _refused(f"the number {current.value[:40]} is too large (not a finite double)", current)
+        elif isinstance(current, StringValueNode | EnumValueNode):
+            value = current.value
+        elif isinstance(current, BooleanValueNode):
+            value = current.value
+        elif isinstance(current, NullValueNode):
+            value = None
+        elif isinstance(current, VariableNode):
+            value = (variables or {}).get(current.name.value)
+        else:  # pragma: no cover - every ValueNode kind is above
+            raise _refused("not a JSON value", current)
+        into[key] = value
+    return root[0]
+
+
+JSON = ScalarDefinition(
+    name="JSON",
+    description="Any JSON value, under the rule REST applies to the same fields: numbers finite, "
+    f"integers within 64 bits ({MIN_JSON_INT} to {MAX_JSON_INT}), text without NUL or lone surrogates, at most "
+    f"{JSON_VALUE_DEPTH} levels deep. Anything else is refused with BAD_USER_INPUT, as a literal "
+    "or a variable.",
+    specified_by_url="https://ecma-international.org/wp-content/uploads/ECMA-404_2nd_edition_december_2017.pdf",
+    serialize=lambda value: value,
+    parse_value=_checked_json,
+    parse_literal=_parse_json_literal,
+    origin=StockJSON,
+)
+
+# Strawberry's own JSON takes whatever its parsers produce (an integer of 30 digits, 1e400 as
+# infinity); every field typed with it gets this one instead.
+SCALARS: dict[object, ScalarDefinition] = {uuid.UUID: UUID, date: DATE, datetime: DATETIME, StockJSON: JSON}

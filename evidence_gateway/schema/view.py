@@ -23,7 +23,7 @@ from strawberry.types.unset import UNSET, UnsetType
 from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
 from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
-from evidence_gateway.http_body import check_json_depth, read_body, replayed
+from evidence_gateway.http_body import check_json_depth, finite_float, read_body, replayed
 from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.schema import negotiation, persisted
 from evidence_gateway.schema.context import GraphQLContext
@@ -189,12 +189,14 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         The depth limit comes first: the stdlib parser recurses per level (RecursionError, a
         500, near 1,000 levels) and resolvers store what it returns. NaN and Infinity are
         not JSON (orjson refuses them on REST); the stdlib would hand them on, to be stored
-        as tokens PostgreSQL's json type rejects. Lone surrogates stay: they reach the shared
-        input rule and come back as BAD_USER_INPUT naming the field, as on REST.
+        as tokens PostgreSQL's json type rejects, and it reads ``1e400`` as infinity, which
+        REST refuses too (``finite_float``). Lone surrogates and integers beyond 64 bits stay:
+        they reach the shared rule (the ``JSON`` scalar, the resolvers' input rule) and come
+        back as BAD_USER_INPUT naming the field, as REST answers 422 naming it.
         """
         check_json_depth(data)
         try:
-            return json.loads(data, parse_constant=_not_json)
+            return json.loads(data, parse_constant=_not_json, parse_float=finite_float)
         except RecursionError:  # unreachable under the limit; never a 500 if that changes
             raise BadRequest("JSON nested too deeply") from None
         except UnicodeDecodeError:
