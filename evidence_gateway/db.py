@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 from sqlalchemy.orm import Session
 
 from evidence_gateway import pg_reads
+from evidence_gateway.jsoncodec import dumps
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
@@ -76,7 +77,9 @@ class Database:
         refuse_in_memory(url)
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
-        kwargs: dict[str, Any] = {"echo": echo}
+        # JSON columns in the API's one encoding (jsoncodec), as the event log's data is written:
+        # one stored form for a document, whichever path writes it.
+        kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_text}
         if not self.is_sqlite:
             # A fixed set of connections, no overflow: overflow connections are closed as soon
             # as they are returned, so under load every request opened one (connect, TLS
@@ -187,6 +190,10 @@ class Database:
         await self.engine.dispose()
         if self._reader is not None:
             self._reader.close()
+
+
+def _json_text(value: Any) -> str:
+    return dumps(value).decode()
 
 
 def _create_private(path: str | None) -> None:
