@@ -407,7 +407,11 @@ def _names(conn: sa.Connection) -> dict[str, dict[str, Any]]:
         table: {
             "pk": inspector.get_pk_constraint(table)["name"],
             "fk": sorted(
-                ((fk["name"], tuple(fk["constrained_columns"])) for fk in inspector.get_foreign_keys(table)), key=str
+                (
+                    (fk["name"], tuple(fk["constrained_columns"]), fk["referred_table"], fk["options"].get("ondelete"))
+                    for fk in inspector.get_foreign_keys(table)
+                ),
+                key=str,
             ),
             "uq": sorted(
                 ((uq["name"], tuple(uq["column_names"])) for uq in inspector.get_unique_constraints(table)), key=str
@@ -432,7 +436,10 @@ def _model_names() -> dict[str, dict[str, Any]]:
     return {
         table.name: {
             "pk": table.primary_key.name,
-            "fk": sorted((fk.name, columns(fk)) for fk in table.foreign_key_constraints),
+            "fk": sorted(
+                ((fk.name, columns(fk), fk.referred_table.name, fk.ondelete) for fk in table.foreign_key_constraints),
+                key=str,
+            ),
             "uq": sorted((c.name, columns(c)) for c in table.constraints if isinstance(c, sa.UniqueConstraint)),
             "ix": sorted((ix.name, tuple(c.name for c in ix.columns)) for ix in table.indexes),
         }
@@ -463,7 +470,7 @@ def _drift(conn: sa.Connection) -> list[Any]:
 def test_the_models_name_every_constraint_within_postgresql_limits() -> None:
     names = _model_names()
     every = [n["pk"] for n in names.values()]
-    every += [name for n in names.values() for kind in ("fk", "uq", "ix") for name, _ in n[kind]]
+    every += [entry[0] for n in names.values() for kind in ("fk", "uq", "ix") for entry in n[kind]]
     assert all(isinstance(name, str) and 0 < len(name) <= 63 for name in every), every
     assert len(set(every)) == len(every)  # PostgreSQL: one namespace per schema for indexes
 
@@ -543,6 +550,13 @@ def test_a_database_from_before_0009_gets_the_same_names(empty_url: str, made_by
                 "INSERT INTO organization (id, name, webhook_signing_secret, created_at) VALUES (?, ?, 'whsec_x', ?)",
                 [(uuid.uuid4().hex, f"org-{i}", odd) for i, odd in enumerate(_ODD_TIMES)],
             )
+            # JSON as json.dumps wrote it, before the API's one compact encoding.
+            conn.execute(
+                "INSERT INTO webhook_endpoint (id, org_id, url, description, event_types, enabled, secret, "
+                "event_cursor, created_at, updated_at) SELECT ?, id, 'https://h.example', '', ?, 1, 's', 0, "
+                "created_at, created_at FROM organization LIMIT 1",
+                (uuid.uuid4().hex, '["workspace.created", "pack.published"]'),
+            )
 
     assert _on(empty_url, migrate.upgrade) == migrate.head()
     assert _sync(empty_url, _names) == _model_names()
@@ -551,6 +565,10 @@ def test_a_database_from_before_0009_gets_the_same_names(empty_url: str, made_by
         with sqlite3.connect(empty_url.split(":///", 1)[1]) as conn:
             stored = dict(conn.execute("SELECT name, created_at FROM organization WHERE name LIKE 'org-%'").fetchall())
         assert stored == {f"org-{i}": canonical for i, canonical in enumerate(_ODD_TIMES.values())}
+        with sqlite3.connect(empty_url.split(":///", 1)[1]) as conn:
+            assert conn.execute("SELECT event_types FROM webhook_endpoint").fetchall() == [
+                ('["workspace.created","pack.published"]',)
+            ]
 
     done = _on(empty_url, lambda db: migrate.downgrade(db, "base"))
     assert done.undone == tuple(_revisions()[::-1])

@@ -8,11 +8,13 @@ primary key, foreign key and unique constraint to the convention's name, whichev
 database was made. PostgreSQL renames in place; SQLite, which cannot rename a constraint,
 rebuilds each table whose names differ (batch mode).
 
-Timestamps on SQLite: rows created by the driver-level insert of a create were stored with a
+Stored forms on SQLite: rows created by the driver-level insert of a create were stored with a
 "+00:00" (and without ".000000" at a whole second), where SQLAlchemy stores
 "YYYY-MM-DD HH:MM:SS.ffffff" in UTC; a revision's CURRENT_TIMESTAMP stored no fraction. Text
 that is one instant must be one string for comparisons and sorting to be right: every such
-value is rewritten in SQLAlchemy's form. PostgreSQL stores timestamptz and needs nothing.
+value is rewritten in SQLAlchemy's form. JSON columns are now written in the API's one
+encoding (compact, as the event log always was): older rows are rewritten so. PostgreSQL
+stores timestamptz; its json values, compared as documents, are left as they are.
 
 The downgrade gives back the names the earlier revisions expect (on SQLite, the two foreign
 keys 0003 drops by name; its other constraints keep their names, which nothing before needs).
@@ -23,10 +25,12 @@ Revises: 0008_artifact_chunks
 Create Date: 2026-11-26 15:00:00.000000
 """
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from alembic import op
 
@@ -183,6 +187,29 @@ def _normalise_sqlite_times() -> None:
                     bind.exec_driver_sql(f'UPDATE "{table}" SET "{name}" = ? WHERE rowid = ?', (fixed, rowid))
 
 
+def _normalise_sqlite_json() -> None:
+    """JSON columns in the API's one encoding (compact, as orjson writes it), which every path
+    now writes; rows written before kept json.dumps's spaces."""
+    bind = op.get_bind()
+    inspector = sa.inspect(bind)
+    present = set(inspector.get_table_names())
+    for table in TABLES:
+        if table not in present:
+            continue
+        for column in inspector.get_columns(table):
+            if not isinstance(column["type"], sa.JSON):
+                continue
+            name = column["name"]
+            rows = bind.exec_driver_sql(f'SELECT rowid, "{name}" FROM "{table}" WHERE "{name}" IS NOT NULL').all()
+            for rowid, value in rows:
+                try:
+                    compact = orjson.dumps(json.loads(value), option=orjson.OPT_NON_STR_KEYS).decode()
+                except (TypeError, ValueError):
+                    continue  # not ours to judge: left as it is
+                if compact != value:
+                    bind.exec_driver_sql(f'UPDATE "{table}" SET "{name}" = ? WHERE rowid = ?', (compact, rowid))
+
+
 def _canonical(value: object) -> str | None:
     """SQLAlchemy's SQLite form of the instant ``value`` names (naive text is UTC); None if unreadable."""
     try:
@@ -197,6 +224,7 @@ def _canonical(value: object) -> str | None:
 def upgrade() -> None:
     if op.get_bind().dialect.name == "sqlite":
         _normalise_sqlite_times()
+        _normalise_sqlite_json()
         _rename_sqlite()
     else:
         _rename_postgresql(_convention)
