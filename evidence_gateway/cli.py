@@ -161,6 +161,13 @@ def cmd_db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db_downgrade(args: argparse.Namespace) -> int:
+    """Prints what was undone; the older release's code is what should run on the result."""
+    done: migrate.Downgrade = asyncio.run(_on_db(args, lambda db: migrate.downgrade(db, args.revision)))
+    print(done.describe())
+    return 0
+
+
 def cmd_db_current(args: argparse.Namespace) -> int:
     """Exit 0 only at head, so ``db current || db upgrade`` reads as intended."""
     found: migrate.Status = asyncio.run(_on_db(args, migrate.status))
@@ -369,6 +376,14 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade = command(db, "upgrade", "upgrade the schema to this version's head; print the revision")
     db_option(upgrade)
     upgrade.set_defaults(func=cmd_db_upgrade)
+    downgrade = command(
+        db, "downgrade", "take the schema back to an earlier revision (base: no tables); print what was undone"
+    )
+    downgrade.add_argument(
+        "revision", metavar="REVISION", help="the revision to go back to, e.g. 0007_keyset_indexes, or base"
+    )
+    db_option(downgrade)
+    downgrade.set_defaults(func=cmd_db_downgrade)
     current = command(db, "current", "print the schema's revision; exit 1 unless it is head")
     db_option(current)
     current.set_defaults(func=cmd_db_current)

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
-from evidence_gateway.db import normalise_url
+from evidence_gateway.db import UnsupportedDatabase, normalise_url, refuse_in_memory
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -119,6 +119,10 @@ def checked_database_url(url: str) -> str:
         raise CliError(f"bad database URL {url!r} ({BAD_URL})") from None
     if backend not in ("sqlite", "postgresql"):
         raise CliError(f"unsupported database {backend!r} in the URL ({BAD_URL})")
+    try:
+        refuse_in_memory(url)
+    except UnsupportedDatabase as exc:
+        raise CliError(str(exc)) from None
     return url
 
 

@@ -14,11 +14,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
-from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event
+from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 
 from evidence_gateway import pg_reads
+from evidence_gateway.jsoncodec import dumps
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
@@ -47,11 +48,38 @@ def normalise_url(url: str) -> str:
     return url
 
 
+IN_MEMORY_REFUSED = (
+    "in-memory SQLite is not supported: each connection would see its own empty database "
+    "(give a file, e.g. sqlite:///./evidence.db)"
+)
+
+
+class UnsupportedDatabase(ValueError):
+    """A database URL this code will not run on; ``str()`` is one line for an operator."""
+
+
+def refuse_in_memory(url: str) -> None:
+    """Refuse an in-memory SQLite URL (``sqlite://``, ``sqlite:///:memory:``, ``mode=memory``).
+
+    The app spreads its work over several connections (a write, reads beside it, a reader
+    pool, migrations); in memory each of them would open a database of its own, empty.
+    """
+    parsed = make_url(normalise_url(url))
+    if parsed.get_backend_name() != "sqlite":
+        return
+    database = parsed.database or ""
+    if database in ("", ":memory:") or "mode=memory" in database or parsed.query.get("mode") == "memory":
+        raise UnsupportedDatabase(IN_MEMORY_REFUSED)
+
+
 class Database:
     def __init__(self, url: str, *, echo: bool = False, pool_size: int = 20) -> None:
+        refuse_in_memory(url)
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
-        kwargs: dict[str, Any] = {"echo": echo}
+        # JSON columns in the API's one encoding (jsoncodec), as the event log's data is written:
+        # one stored form for a document, whichever path writes it.
+        kwargs: dict[str, Any] = {"echo": echo, "json_serializer": _json_text}
         if not self.is_sqlite:
             # A fixed set of connections, no overflow: overflow connections are closed as soon
             # as they are returned, so under load every request opened one (connect, TLS
@@ -70,7 +98,7 @@ class Database:
         # SQLite has one writer; queueing writers in-process beats its busy back-off.
         self._write_lock: asyncio.Lock | None = asyncio.Lock() if self.is_sqlite else None
         self._reader: _SqliteReader | None = None
-        if self.is_sqlite and self.engine.url.database not in (None, "", ":memory:"):
+        if self.is_sqlite:
             self._reader = _SqliteReader(self.engine.url.database or "", echo=echo)
         # PostgreSQL reads in autocommit: no BEGIN and ROLLBACK around them (two round trips of
         # three); under READ COMMITTED each statement took its own snapshot anyway.
@@ -162,6 +190,10 @@ class Database:
         await self.engine.dispose()
         if self._reader is not None:
             self._reader.close()
+
+
+def _json_text(value: Any) -> str:
+    return dumps(value).decode()
 
 
 def _create_private(path: str | None) -> None:

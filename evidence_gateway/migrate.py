@@ -21,6 +21,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.script.revision import RangeNotAncestorError
 from sqlalchemy import Connection, MetaData, create_engine, inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import SQLModel
@@ -312,6 +313,56 @@ async def upgrade(db: Database, *, replay: bool = False) -> str:
         reached = await conn.run_sync(_upgrade_sync, replay)
     await seed_reference_data(db)
     return reached
+
+
+@dataclass(frozen=True)
+class Downgrade:
+    """What ``downgrade`` did: from which revision to which, undoing ``undone`` (newest first)."""
+
+    before: str
+    after: str | None
+    undone: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line for ``db downgrade``."""
+        target = self.after or "base (no tables)"
+        if not self.undone:
+            return f"already at {target}: nothing to do"
+        return f"downgraded {self.before} -> {target}; undid {', '.join(self.undone)}"
+
+
+def _downgrade_sync(conn: Connection, target: str) -> Downgrade:
+    found = _status_sync(conn)
+    if found.state is State.AHEAD:
+        raise found.refusal()
+    if found.revision is None:
+        raise SchemaError(f"database has no revision ({found.describe()}): nothing to downgrade")
+    goal = None if target == "base" else target
+    try:
+        undone = tuple(s.revision for s in _script().iterate_revisions(found.revision, target))
+    except RangeNotAncestorError:
+        raise SchemaError(
+            f"{target} is newer than the database's revision {found.revision}: use `evidence-gateway db upgrade`"
+        ) from None
+    if undone:
+        command.downgrade(alembic_config(conn), target)
+    return Downgrade(found.revision, goal, undone)
+
+
+async def downgrade(db: Database, target: str) -> Downgrade:
+    """Take the schema back to revision ``target`` (or ``base``: no tables), running each newer
+    revision's downgrade in turn, in one transaction under the upgraders' lock.
+
+    Refuses an unknown revision, a database this code does not know, and a target newer than
+    the database. Seeds nothing: the code that runs next is the older release, whose start-up
+    seeds what it needs.
+    """
+    if target != "base" and target not in _known_revisions():
+        known = ", ".join(s.revision for s in _script().walk_revisions())
+        raise SchemaError(f"unknown revision {target!r} (this version knows base, {known})")
+    async with _schema_transaction(db) as conn:
+        done: Downgrade = await conn.run_sync(_downgrade_sync, target)
+        return done
 
 
 async def prepare(db: Database, *, migrate: bool | None = None) -> None:

@@ -16,7 +16,7 @@ from evidence_gateway.auth import Scope
 from evidence_gateway.context import Ctx
 from evidence_gateway.db import has_run_anything
 from evidence_gateway.events import EventType, PendingEvent
-from evidence_gateway.models.base import table_of
+from evidence_gateway.models.base import bind_processors, table_of
 from evidence_gateway.records import new_record
 
 _NO_RESULT = object()
@@ -160,6 +160,5 @@ _PROCESSORS: dict[tuple[Any, str], list[Any]] = {}
 def _processors_of(table: Any, dialect: Any) -> list[Any]:
     cached = _PROCESSORS.get((table, dialect.name))
     if cached is None:
-        cached = [c.type.bind_processor(dialect) for c in table.columns]
-        _PROCESSORS[(table, dialect.name)] = cached
+        cached = _PROCESSORS[(table, dialect.name)] = bind_processors(table, dialect)
     return cached

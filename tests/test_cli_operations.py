@@ -79,6 +79,7 @@ def test_every_command_and_option_has_help_and_shows_its_default() -> None:
         "legacy import",
         "webhooks secret",
         "db upgrade",
+        "db downgrade",
         "db current",
         "db backup",
         "export-schema",

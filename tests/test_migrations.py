@@ -10,6 +10,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from pprint import pformat
@@ -18,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
 from alembic.runtime.migration import MigrationContext
 
@@ -393,3 +395,217 @@ async def test_sqlite_connections_enforce_foreign_keys_after_an_upgrade(tmp_path
             assert (await conn.exec_driver_sql("PRAGMA foreign_keys")).scalar() == 1
     finally:
         await db.dispose()
+
+
+# -- Down and up again; one name per constraint --------------------------------------------
+
+
+def _names(conn: sa.Connection) -> dict[str, dict[str, Any]]:
+    """Every table's constraint and index names, as the database reports them."""
+    inspector = sa.inspect(conn)
+    return {
+        table: {
+            "pk": inspector.get_pk_constraint(table)["name"],
+            "fk": sorted(
+                (
+                    (fk["name"], tuple(fk["constrained_columns"]), fk["referred_table"], fk["options"].get("ondelete"))
+                    for fk in inspector.get_foreign_keys(table)
+                ),
+                key=str,
+            ),
+            "uq": sorted(
+                ((uq["name"], tuple(uq["column_names"])) for uq in inspector.get_unique_constraints(table)), key=str
+            ),
+            # PostgreSQL also lists the index under each unique constraint: that is the constraint.
+            "ix": sorted(
+                (ix["name"], tuple(ix["column_names"]))
+                for ix in inspector.get_indexes(table)
+                if not ix.get("duplicates_constraint")
+            ),
+        }
+        for table in sorted(set(inspector.get_table_names()) - {migrate.VERSION_TABLE})
+    }
+
+
+def _model_names() -> dict[str, dict[str, Any]]:
+    """What the models name them (the naming convention, or a name of their own)."""
+
+    def columns(constraint: Any) -> tuple[str, ...]:
+        return tuple(c.name for c in constraint.columns)
+
+    return {
+        table.name: {
+            "pk": table.primary_key.name,
+            "fk": sorted(
+                ((fk.name, columns(fk), fk.referred_table.name, fk.ondelete) for fk in table.foreign_key_constraints),
+                key=str,
+            ),
+            "uq": sorted((c.name, columns(c)) for c in table.constraints if isinstance(c, sa.UniqueConstraint)),
+            "ix": sorted((ix.name, tuple(c.name for c in ix.columns)) for ix in table.indexes),
+        }
+        for table in migrate.load_models().sorted_tables
+    }
+
+
+def _revisions() -> list[str]:
+    """Every revision, oldest first."""
+    return [s.revision for s in migrate._script().walk_revisions()][::-1]
+
+
+def _upgrade_to(url: str, revision: str) -> None:
+    """One step of ``alembic upgrade`` under the same lock and SQLite care as ``db upgrade``."""
+
+    async def run(db: Database) -> None:
+        async with migrate._schema_transaction(db) as conn:
+            await conn.run_sync(lambda c: command.upgrade(migrate.alembic_config(c), revision))
+
+    _on(url, run)
+
+
+def _drift(conn: sa.Connection) -> list[Any]:
+    ctx = MigrationContext.configure(conn, opts=migrate.context_options(conn))
+    return list(compare_metadata(ctx, migrate.load_models()))
+
+
+def test_the_models_name_every_constraint_within_postgresql_limits() -> None:
+    names = _model_names()
+    every = [n["pk"] for n in names.values()]
+    every += [entry[0] for n in names.values() for kind in ("fk", "uq", "ix") for entry in n[kind]]
+    assert all(isinstance(name, str) and 0 < len(name) <= 63 for name in every), every
+    assert len(set(every)) == len(every)  # PostgreSQL: one namespace per schema for indexes
+
+
+@pytest.mark.slow
+def test_every_revision_goes_down_to_base_and_up_again(empty_url: str) -> None:
+    """From a new database (built from the models, the case 0003's downgrade used to fail on),
+    one revision at a time down to base, then up again: the same names, the models' schema."""
+    _on(empty_url, migrate.upgrade)
+    fresh = _sync(empty_url, _names)
+    assert fresh == _model_names()
+
+    revisions = _revisions()
+    for below in [*revisions[-2::-1], "base"]:
+        done = _on(empty_url, lambda db, below=below: migrate.downgrade(db, below))
+        assert len(done.undone) == 1 and done.after == (None if below == "base" else below)
+        assert _on(empty_url, migrate.current) == done.after
+    assert _sync(empty_url, _names) == {}  # base: no tables left but Alembic's own
+
+    for revision in revisions:
+        _upgrade_to(empty_url, revision)
+        assert _on(empty_url, migrate.current) == revision
+    assert _sync(empty_url, _names) == fresh
+    assert _sync(empty_url, _drift) == []
+
+
+@contextmanager
+def _as_before_0009() -> Iterator[None]:
+    """Run revisions as the code before 0009 did: without the naming convention, which Alembic
+    otherwise applies to every table a revision creates."""
+    metadata = migrate.load_models()
+    saved = metadata.naming_convention
+    metadata.naming_convention = {"ix": "ix_%(column_0_label)s"}  # SQLAlchemy's default
+    try:
+        yield
+    finally:
+        metadata.naming_convention = saved
+
+
+def _create_all_before_0009(conn: sa.Connection) -> None:
+    """``create_all`` as the code before 0009 ran it: constraints without names of their own."""
+    old = sa.MetaData()
+    for table in migrate.load_models().sorted_tables:
+        copy = table.to_metadata(old)
+        for constraint in copy.constraints:
+            if isinstance(constraint.name, sa.sql.elements.conv):
+                constraint.name = None
+    old.create_all(conn)
+    MigrationContext.configure(conn).stamp(migrate._script(), "0008_artifact_chunks")
+
+
+_ODD_TIMES = {
+    "2026-03-01 12:00:00+00:00": "2026-03-01 12:00:00.000000",  # a driver-level insert, a whole second
+    "2026-03-01 12:00:00.250000+00:00": "2026-03-01 12:00:00.250000",  # a driver-level insert
+    "2026-03-01 12:00:00": "2026-03-01 12:00:00.000000",  # CURRENT_TIMESTAMP in a revision
+    "2026-03-01 12:00:00.500000": "2026-03-01 12:00:00.500000",  # SQLAlchemy's own form
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("made_by", ["create_all", "revisions"])
+def test_a_database_from_before_0009_gets_the_same_names(empty_url: str, made_by: str) -> None:
+    """0009 renames what a database made by earlier code named otherwise (PostgreSQL's defaults,
+    SQLite's unnamed constraints, 0003's own foreign key names), and on SQLite rewrites
+    timestamps stored in other forms; its downgrade and every earlier one then still run."""
+    if made_by == "create_all":
+        _sync(empty_url, _create_all_before_0009)
+    else:
+        with _as_before_0009():
+            _upgrade_to(empty_url, "0008_artifact_chunks")
+    before = _sync(empty_url, _names)
+    assert before != _model_names()
+    sqlite_file = empty_url.startswith("sqlite")
+    if sqlite_file:
+        with sqlite3.connect(empty_url.split(":///", 1)[1]) as conn:
+            conn.executemany(
+                "INSERT INTO organization (id, name, webhook_signing_secret, created_at) VALUES (?, ?, 'whsec_x', ?)",
+                [(uuid.uuid4().hex, f"org-{i}", odd) for i, odd in enumerate(_ODD_TIMES)],
+            )
+            # JSON as json.dumps wrote it, before the API's one compact encoding.
+            conn.execute(
+                "INSERT INTO webhook_endpoint (id, org_id, url, description, event_types, enabled, secret, "
+                "event_cursor, created_at, updated_at) SELECT ?, id, 'https://h.example', '', ?, 1, 's', 0, "
+                "created_at, created_at FROM organization LIMIT 1",
+                (uuid.uuid4().hex, '["workspace.created", "pack.published"]'),
+            )
+
+    assert _on(empty_url, migrate.upgrade) == migrate.head()
+    assert _sync(empty_url, _names) == _model_names()
+    assert _sync(empty_url, _drift) == []
+    if sqlite_file:
+        with sqlite3.connect(empty_url.split(":///", 1)[1]) as conn:
+            stored = dict(conn.execute("SELECT name, created_at FROM organization WHERE name LIKE 'org-%'").fetchall())
+        assert stored == {f"org-{i}": canonical for i, canonical in enumerate(_ODD_TIMES.values())}
+        with sqlite3.connect(empty_url.split(":///", 1)[1]) as conn:
+            assert conn.execute("SELECT event_types FROM webhook_endpoint").fetchall() == [
+                ('["workspace.created","pack.published"]',)
+            ]
+
+    done = _on(empty_url, lambda db: migrate.downgrade(db, "base"))
+    assert done.undone == tuple(_revisions()[::-1])
+    assert _sync(empty_url, _names) == {}
+
+
+def test_db_downgrade_says_what_it_did_and_refuses_what_it_cannot(empty_url: str, tmp_path: Path) -> None:
+    _on(empty_url, migrate.upgrade)
+    env, head = _cli_env(tmp_path), migrate.head()
+    previous = _revisions()[-2]
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli("db", *args, "--database-url", empty_url, env=env, cwd=tmp_path)
+
+    for refused, reason in [
+        ("0042_no_such_thing", "unknown revision '0042_no_such_thing' (this version knows base, "),
+        (head, "nothing to do"),
+    ]:
+        answer = cli("downgrade", refused)
+        if reason == "nothing to do":
+            assert answer.returncode == 0 and answer.stdout == f"already at {head}: nothing to do\n"
+            continue
+        assert answer.returncode == 1 and answer.stdout == ""
+        assert answer.stderr.startswith(f"error: {reason}") and answer.stderr.count("\n") == 1
+
+    down = cli("downgrade", previous)
+    assert down.returncode == 0, down.stderr
+    assert down.stdout == f"downgraded {head} -> {previous}; undid {head}\n"
+    current = cli("current")
+    assert (current.returncode, current.stdout) == (1, f"{previous} (behind head {head})\n")
+
+    newer = cli("downgrade", head)
+    assert newer.returncode == 1 and newer.stdout == ""
+    assert (
+        newer.stderr
+        == f"error: {head} is newer than the database's revision {previous}: use `evidence-gateway db upgrade`\n"
+    )
+
+    assert cli("upgrade").stdout == f"{head}\n"
+    assert cli("current").stdout == f"{head} (head)\n"

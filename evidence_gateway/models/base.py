@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Table
+from sqlalchemy import JSON, BigInteger, Column, Dialect, Table
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.timeutil import utcnow
+
+#: Every constraint's name, on both databases, whichever way the table was made: ``create_all``
+#: on a new database and the revisions on an old one name them alike (migration 0009), so a
+#: revision can drop or alter a constraint by name. Indexes keep SQLAlchemy's default. Names
+#: stay under PostgreSQL's 63 characters (tests/test_migrations.py checks).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s",
+    "pk": "pk_%(table_name)s",
+}
+# Before any table is declared: a constraint takes its name when it joins its table.
+SQLModel.metadata.naming_convention = NAMING_CONVENTION
 
 
 def id_field() -> Any:
@@ -35,6 +50,18 @@ def counter_field(start: int = 0, *, big: bool = False) -> Any:
     return Field(default=start, nullable=False, sa_column_kwargs={"server_default": str(start)})
 
 
+def bind_processors(table: Table, dialect: Dialect) -> list[Callable[[Any], Any] | None]:
+    """Each column's bind processor on ``dialect``, in table order: what turns a Python value into
+    the stored one. For statements that skip SQLAlchemy's compiler (driver-level inserts), so a
+    row is stored exactly as the ORM and Core store it.
+
+    The dialect's own implementation of each type: the generic type's ``bind_processor`` lacks
+    it (a SQLite timestamp went to the driver as a datetime, and sqlite3 stored it with a
+    ``+00:00`` SQLAlchemy never writes).
+    """
+    return [column.type.dialect_impl(dialect).bind_processor(dialect) for column in table.columns]
+
+
 def table_of(model: type[SQLModel] | Table) -> Table:
     """The Core table of a table model (a table is its own), for statements that bypass the ORM:
     built-once reads, bulk inserts, upserts.
@@ -47,4 +74,14 @@ def table_of(model: type[SQLModel] | Table) -> Table:
     return table
 
 
-__all__ = ["counter_field", "created_field", "datetime", "id_field", "json_field", "org_fk", "table_of"]
+__all__ = [
+    "NAMING_CONVENTION",
+    "bind_processors",
+    "counter_field",
+    "created_field",
+    "datetime",
+    "id_field",
+    "json_field",
+    "org_fk",
+    "table_of",
+]

@@ -18,11 +18,11 @@ import binascii
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import orjson
-from sqlalchemy import ColumnElement, String, and_, bindparam, exists, func, literal, not_, or_, select, tuple_
+from sqlalchemy import ColumnElement, bindparam, exists, func, not_, select, tuple_
 from sqlmodel import col
 
 from evidence_gateway.db import Database
@@ -94,38 +94,24 @@ class Order:
         except (ValueError, TypeError, UnicodeError, binascii.Error, orjson.JSONDecodeError):
             raise InvalidInput(fields={field_name: NOT_A_CURSOR}) from None
 
-    def _compare(self, values: tuple[Any, ...], *, greater: bool, sqlite: bool) -> ColumnElement[bool]:
+    def _compare(self, values: tuple[Any, ...], *, greater: bool) -> ColumnElement[bool]:
         params = [bindparam(None, v, type_=c.type) for c, v in zip(self.columns, values, strict=True)]
         if len(self.columns) == 1:
             single: ColumnElement[bool] = self.columns[0] > params[0] if greater else self.columns[0] < params[0]
             return single
-        if not sqlite:
-            # A row-value comparison: PostgreSQL reads it as one range of the (scope, time, id) index.
-            left, right = tuple_(*self.columns), tuple_(*params)
-            return left > right if greater else left < right
-        # SQLite holds times as text, written by two paths: SQLAlchemy's "YYYY-MM-DD HH:MM:SS.ffffff"
-        # and the unit of work's driver-level inserts, which add "+00:00". Both sort alike, but
-        # one instant is then two strings: bound it by both, and let the id decide inside.
-        time, row_id = self.columns
-        instant: datetime = values[0]
-        low = (
-            (instant if instant.tzinfo else instant.replace(tzinfo=UTC))
-            .astimezone(UTC)
-            .replace(tzinfo=None)
-            .isoformat(sep=" ", timespec="microseconds")
-        )
-        high = low + "+00:00"
-        if greater:
-            return and_(time >= literal(low, String()), or_(time > literal(high, String()), row_id > params[1]))
-        return and_(time <= literal(high, String()), or_(time < literal(low, String()), row_id < params[1]))
+        # A row-value comparison: both databases read it as one range of the (scope, time, id)
+        # index. Every write path stores a time in one form (models/base.py), so on SQLite, where
+        # times are text, comparing the text is comparing the instants.
+        left, right = tuple_(*self.columns), tuple_(*params)
+        return left > right if greater else left < right
 
-    def beyond(self, values: tuple[Any, ...], *, sqlite: bool = False) -> ColumnElement[bool]:
+    def beyond(self, values: tuple[Any, ...]) -> ColumnElement[bool]:
         """Rows after ``values`` in list order: a range of the (scope, time, id) index."""
-        return self._compare(values, greater=not self.descending, sqlite=sqlite)
+        return self._compare(values, greater=not self.descending)
 
-    def before(self, values: tuple[Any, ...], *, sqlite: bool = False) -> ColumnElement[bool]:
+    def before(self, values: tuple[Any, ...]) -> ColumnElement[bool]:
         """Rows ahead of ``values`` in list order."""
-        return self._compare(values, greater=self.descending, sqlite=sqlite)
+        return self._compare(values, greater=self.descending)
 
     def sort(self, *, reverse: bool = False) -> list[Any]:
         down = self.descending != reverse
@@ -206,11 +192,10 @@ async def keyset_slice(
     follow. Backward (last/before): the same in reverse, turned back into list order.
     """
     bounds = list(scoped)
-    sqlite = db.is_sqlite
     if win.after is not None:
-        bounds.append(order.beyond(win.after, sqlite=sqlite))
+        bounds.append(order.beyond(win.after))
     if win.before is not None:
-        bounds.append(order.before(win.before, sqlite=sqlite))
+        bounds.append(order.before(win.before))
     backward = win.last is not None
     size = win.last if backward else win.first
     assert size is not None
@@ -230,7 +215,7 @@ async def keyset_slice(
         """Rows at the cursor the client came from or past it, away from this page."""
         if values is None:
             return _known(False)
-        condition = not_(page_side(values, sqlite=sqlite))
+        condition = not_(page_side(values))
         return lambda: exists_where(condition)
 
     async def count() -> int:
