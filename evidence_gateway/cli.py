@@ -12,9 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import uvicorn
-
-from evidence_gateway import backup, graphiql, instance_secrets, migrate, wakeups
+from evidence_gateway import backup, graphiql, instance_secrets, migrate, serving, wakeups
 from evidence_gateway.auth import Scope
 from evidence_gateway.cli_support import (
     CliError,
@@ -100,7 +98,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     get_settings.cache_clear()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)
-    uvicorn.run(
+    # uvicorn, with a shutdown that answers every request already received (serving.py).
+    serving.run(
         "evidence_gateway.app:create_app",
         factory=True,
         host=args.host,
@@ -116,6 +115,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # so no larger one is ever buffered (uvicorn's default is 16 MiB); the app checks it too.
         ws_max_size=get_settings().max_body_bytes,
         timeout_graceful_shutdown=args.graceful_timeout,
+        timeout_worker_healthcheck=serving.WORKER_HEALTHCHECK_SECONDS,
     )
     return 0
 
