@@ -27,6 +27,7 @@ from starlette.applications import Starlette
 from evidence_gateway import graphiql
 from evidence_gateway.events import cursor_of
 from evidence_gateway.models import ApiKey
+from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.subscriptions import SubscriptionHub
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
@@ -232,6 +233,34 @@ async def test_subscribers_asking_differently_each_get_their_own_answer(ws_url: 
         assert (await one.data(with_type))["events"] == {"sequence": 1, "type": "workspace.created"}
         assert (await two.data(without_type))["events"] == {"sequence": 1}
         assert (await two.data(aliased))["events"] == {"n": 1}
+
+
+ENDPOINT_EVENTS = (
+    'subscription($after: String) { events(after: $after, types: ["webhook_endpoint.created"]) { type data } }'
+)
+
+
+async def test_endpoint_urls_reach_admin_subscribers_only(app: Starlette, ws_url: str, api: Api, key_a: str) -> None:
+    """One document, one event, two subscribers: the admin key's sees the URL, the read key's null
+    (shared results are kept per view)."""
+    reader_key = await create_api_key(app.state.db, "org-a", scope="read")
+    after = await end_cursor(api)
+    url = "http://127.0.0.1:9/hooks/secret-token-456"
+    async with (
+        GraphQLWS.connect(ws_url, bearer(key_a)) as admin,
+        GraphQLWS.connect(ws_url, bearer(reader_key)) as reader,
+    ):
+        admins = await admin.subscribe(ENDPOINT_EVENTS, {"after": after})
+        readers = await reader.subscribe(ENDPOINT_EVENTS, {"after": after})
+        assert (await api.post("/api/v2/webhook-endpoints", {"url": url})).status_code == 201
+        assert (await admin.data(admins))["events"]["data"]["url"] == url
+        seen = (await reader.data(readers))["events"]
+        assert seen["type"] == "webhook_endpoint.created" and seen["data"]["url"] is None
+        # And the other way round: a reader first, then an admin, on one more event.
+        readers_2 = await reader.subscribe(ENDPOINT_EVENTS, {"after": after})
+        assert (await reader.data(readers_2))["events"]["data"]["url"] is None
+        admins_2 = await admin.subscribe(ENDPOINT_EVENTS, {"after": after})
+        assert (await admin.data(admins_2))["events"]["data"]["url"] == url
 
 
 # ---- pack status --------------------------------------------------------------------------------------
