@@ -6,6 +6,10 @@ transaction as the change. If the work fails, the claim is released: nothing hap
 retry runs afresh. If the process dies mid-work, the claim's lock runs out and a retry takes
 the key over; because change and answer commit together, the work is either done (replayed)
 or not done (run once more), never done twice.
+
+A key belongs to the API key that sent it: another API key's request under the same
+Idempotency-Key is its own request, checked and run afresh, never answered from the record.
+What is stored is the answer without the secrets it showed once (``Claim.shown_once``).
 """
 
 from __future__ import annotations
