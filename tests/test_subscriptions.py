@@ -424,8 +424,9 @@ def test_two_nodes_on_postgresql(two_nodes: tuple[Any, Any, str]) -> None:
         latencies = []
         async with httpx.AsyncClient(base_url=node_a.base, headers=headers, timeout=30) as on_a:
             async with GraphQLWS.connect(url, bearer(key)) as client:
-                op = await client.subscribe(EVENTS, {"after": cursor_of(0)})
-                for n in range(1, 6):
+                # After event 1, the key's api_key.created (the command line made it).
+                op = await client.subscribe(EVENTS, {"after": cursor_of(1)})
+                for n in range(2, 7):
                     resp = await on_a.post("/api/v2/workspaces", json={"name": f"ws {n}"})
                     assert resp.status_code == 201, resp.text
                     committed = time.monotonic()
@@ -436,7 +437,7 @@ def test_two_nodes_on_postgresql(two_nodes: tuple[Any, Any, str]) -> None:
                 # A change on B reaches a subscriber on A just the same.
                 url_a = node_a.base.replace("http://", "ws://") + "/graphql"
                 async with GraphQLWS.connect(url_a, bearer(key)) as on_a_socket:
-                    watch = await on_a_socket.subscribe(EVENTS, {"after": cursor_of(5)})
+                    watch = await on_a_socket.subscribe(EVENTS, {"after": cursor_of(6)})
                     async with httpx.AsyncClient(base_url=node_b.base, headers=headers, timeout=30) as on_b:
                         resp = await on_b.post(f"/api/v2/workspaces/{ws_id}/imports", json={"source_row_count": 1})
                         assert resp.status_code == 201, resp.text
