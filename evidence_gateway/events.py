@@ -48,6 +48,8 @@ class EventType(enum.StrEnum):
     webhook_endpoint_secret_rotated = "webhook_endpoint.secret_rotated"
     webhook_endpoint_disabled = "webhook_endpoint.disabled"
     webhook_endpoint_deleted = "webhook_endpoint.deleted"
+    api_key_created = "api_key.created"
+    api_key_revoked = "api_key.revoked"
 
 
 @dataclass(frozen=True, slots=True)

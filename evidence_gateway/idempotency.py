@@ -6,6 +6,10 @@ transaction as the change. If the work fails, the claim is released: nothing hap
 retry runs afresh. If the process dies mid-work, the claim's lock runs out and a retry takes
 the key over; because change and answer commit together, the work is either done (replayed)
 or not done (run once more), never done twice.
+
+A key belongs to the API key that sent it: another API key's request under the same
+Idempotency-Key is its own request, checked and run afresh, never answered from the record.
+What is stored is the answer without the secrets it showed once (``Claim.shown_once``).
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import orjson
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -52,10 +57,68 @@ class StoredResponse:
     def replayed_headers(self) -> dict[str, str]:
         return {**self.headers, "Idempotent-Replayed": "true"}
 
+    def withholding(self, secrets: Iterable[str], *, graphql: bool = False) -> StoredResponse:
+        """This answer as it may be kept: every secret it shows once replaced by null.
+
+        REST notes it beside the field (``secret_withheld: true`` next to ``secret: null``);
+        GraphQL, whose objects hold only what the selection asked for, in the response's
+        ``extensions.withheld`` (the paths of the withheld fields). A secret inside a longer
+        string (never one of ours) is cut out of it.
+        """
+        secrets = [s for s in secrets if s]
+        if not secrets or not self.body:
+            return self
+        try:
+            document = orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            document = self.body.decode("utf-8", "replace")
+        paths: list[list[str | int]] = []
+        cleaned = _withhold(document, frozenset(secrets), [], paths, mark=not graphql)
+        if graphql and paths and isinstance(cleaned, dict):
+            extensions = cleaned.get("extensions")
+            extensions = dict(extensions) if isinstance(extensions, dict) else {}
+            extensions["withheld"] = [
+                {"path": path[1:] if path[:1] == ["data"] else path, "reason": "shown once, in the first answer"}
+                for path in paths
+            ]
+            cleaned["extensions"] = extensions
+        body = cleaned.encode() if isinstance(cleaned, str) else orjson.dumps(cleaned)
+        return StoredResponse(status=self.status, headers=dict(self.headers), body=body)
+
+
+WITHHELD = "[withheld]"
+
+
+def _withhold(
+    value: Any, secrets: frozenset[str], path: list[str | int], found: list[list[str | int]], *, mark: bool
+) -> Any:
+    if isinstance(value, str):
+        if value in secrets:
+            found.append(path)
+            return None
+        for secret in secrets:
+            value = value.replace(secret, WITHHELD)
+        return value
+    if isinstance(value, list):
+        return [_withhold(v, secrets, [*path, i], found, mark=mark) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {key: _withhold(item, secrets, [*path, key], found, mark=mark) for key, item in value.items()}
+        if mark:
+            for key, item in value.items():
+                if isinstance(item, str) and item in secrets:
+                    out[f"{key}_withheld"] = True
+        return out
+    return value
+
 
 @dataclass(eq=False, slots=True)
 class Claim:
-    """A key this request holds; ``render`` turns the operation's result into the stored answer."""
+    """A key this request holds; ``render`` turns the operation's result into the answer.
+
+    ``key`` is the record's key: the client's Idempotency-Key bound to the API key that sent it.
+    ``response`` is the answer as sent; what is stored is that answer without ``shown_once``,
+    the secrets it shows for the only time (a new webhook endpoint's, a new API key).
+    """
 
     org_id: uuid.UUID
     key: str
@@ -63,6 +126,11 @@ class Claim:
     render: Callable[[Any], StoredResponse | None] | None = None
     response: StoredResponse | None = None
     completed: bool = field(default=False)
+    shown_once: set[str] = field(default_factory=set)
+    graphql: bool = False
+
+    def storable(self, response: StoredResponse) -> StoredResponse:
+        return response.withholding(self.shown_once, graphql=self.graphql)
 
 
 def check_key(raw: str) -> str:
@@ -75,6 +143,14 @@ def check_key(raw: str) -> str:
     return raw
 
 
+def record_key(api_key_id: uuid.UUID | None, key: str) -> str:
+    """The record's key: the client's key bound to the API key that sent it, so a stored answer
+    replays only to that API key. Another key (of any scope) sending the same Idempotency-Key
+    is a request of its own, checked and run as if the key were new."""
+    owner = api_key_id.hex if api_key_id is not None else "operator"
+    return hashlib.sha256(f"{owner}:{key}".encode()).hexdigest()
+
+
 def fingerprint(method: str, path: str, body: bytes) -> str:
     """method + path + SHA-256 of the body, as one digest."""
     body_hash = hashlib.sha256(body).hexdigest()
@@ -82,13 +158,21 @@ def fingerprint(method: str, path: str, body: bytes) -> str:
 
 
 async def claim(
-    db: Database, org_id: uuid.UUID, key: str, print_: str, *, lock_seconds: float
+    db: Database,
+    org_id: uuid.UUID,
+    api_key_id: uuid.UUID | None,
+    raw_key: str,
+    print_: str,
+    *,
+    lock_seconds: float,
+    graphql: bool = False,
 ) -> Claim | StoredResponse:
-    """The key for this request, or the stored answer of its first completion.
+    """The key for this request, or the stored answer of its first completion by the same API key.
 
     Raises 422 ``idempotency_key_reused`` for another request under the same key and 409
     ``idempotency_key_in_use`` while its first request is still running.
     """
+    key = record_key(api_key_id, raw_key)
     now = utcnow()
     locked_until = now + timedelta(seconds=lock_seconds)
     fresh = {
@@ -110,12 +194,12 @@ async def claim(
             dialect_insert(table).values(**fresh).on_conflict_do_nothing().returning(table.c.key)
         )
         if inserted.first() is not None:
-            return Claim(org_id, key, print_)
+            return Claim(org_id, key, print_, graphql=graphql)
         record = await _load(session, org_id, key)
         if as_aware(record.expires_at) <= now:
             # Older than the retention window: the key is free again.
             await session.execute(_where(update(IdempotencyRecord), org_id, key).values(**fresh))
-            return Claim(org_id, key, print_)
+            return Claim(org_id, key, print_, graphql=graphql)
         if record.fingerprint != print_:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was already used for a different request",
@@ -141,19 +225,20 @@ async def claim(
             )
         # The first request's process died before completing: nothing of it committed.
         await session.execute(_where(update(IdempotencyRecord), org_id, key).values(locked_until=locked_until))
-        return Claim(org_id, key, print_)
+        return Claim(org_id, key, print_, graphql=graphql)
 
 
 async def complete(session: AsyncSession, held: Claim, result: Any) -> None:
     """Inside the unit of work that makes the change: store the answer with it."""
     response = held.render(result) if held.render is not None else None
+    stored = held.storable(response) if response is not None else None
     await session.execute(
         _where(update(IdempotencyRecord), held.org_id, held.key).values(
             completed=True,
             locked_until=None,
-            response_status=response.status if response else None,
-            response_headers=response.headers if response else {},
-            response_body=response.body if response else None,
+            response_status=stored.status if stored else None,
+            response_headers=stored.headers if stored else {},
+            response_body=stored.body if stored else None,
         )
     )
     held.response = response
@@ -162,6 +247,7 @@ async def complete(session: AsyncSession, held: Claim, result: Any) -> None:
 
 async def store_late(db: Database, held: Claim, response: StoredResponse) -> None:
     """For an answer only known after the transaction (GraphQL's selection set)."""
+    response = held.storable(response)
     async with db.write() as session:
         await session.execute(
             _where(update(IdempotencyRecord), held.org_id, held.key).values(

@@ -56,9 +56,15 @@ class UnitOfWork:
         )
         return record
 
-    def respond(self, result: Any) -> None:
-        """The request's answer is ``result``: an Idempotency-Key's record stores it with this change."""
+    def respond(self, result: Any, *, shown_once: tuple[str, ...] = ()) -> None:
+        """The request's answer is ``result``: an Idempotency-Key's record stores it with this change.
+
+        ``shown_once``: secrets the answer shows for the only time (a new webhook endpoint's or API
+        key): the stored answer has them replaced by null, so a replay never shows them again.
+        """
         self._result = result
+        if shown_once and self.ctx.idempotency is not None:
+            self.ctx.idempotency.shown_once.update(shown_once)
 
     @property
     def responded(self) -> bool:

@@ -20,7 +20,10 @@ from sqlmodel import SQLModel
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
-from evidence_gateway.resolvers.organizations import create_api_key
+from evidence_gateway.auth import generate_key, hash_key
+from evidence_gateway.db import Database
+from evidence_gateway.models import ApiKey
+from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.settings import Settings
 from tests.gates import gate  # noqa: F401  (the checkpoint barrier fixture, for every test)
 
@@ -134,14 +137,26 @@ async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
+async def seed_key(db: Database, org_name: str) -> str:
+    """An admin key of the organisation (made first if new), written straight into the tables as
+    a test's starting state: without the ``api_key.created`` event that making a key through the
+    API or the command line appends (tests/test_keys.py), so a test's event log holds only what
+    the test itself did."""
+    org = await get_or_create_org(db, org_name)
+    key = generate_key()
+    async with db.write() as session:
+        session.add(ApiKey(org_id=org.id, key_hash=hash_key(key), display_prefix=key[:10], scope="admin"))
+    return key
+
+
 @pytest.fixture
 async def key_a(app: Starlette) -> str:
-    return await create_api_key(app.state.db, "org-a")
+    return await seed_key(app.state.db, "org-a")
 
 
 @pytest.fixture
 async def key_b(app: Starlette) -> str:
-    return await create_api_key(app.state.db, "org-b")
+    return await seed_key(app.state.db, "org-b")
 
 
 @dataclass
@@ -205,7 +220,7 @@ def configured(settings: Settings, app: Starlette) -> Configured:
     async def start(**changes: Any) -> AsyncIterator[Api]:
         other = create_app(settings.model_copy(update=changes))
         async with other.router.lifespan_context(other):
-            key = await create_api_key(other.state.db, "org-configured")
+            key = await seed_key(other.state.db, "org-configured")
             transport = httpx.ASGITransport(app=other)
             async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
                 yield Api(http, key)

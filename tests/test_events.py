@@ -9,6 +9,7 @@ import asyncio
 import base64
 import csv
 import functools
+import hashlib
 import io
 import json
 import re
@@ -50,6 +51,8 @@ EP_UPDATED = EventType.webhook_endpoint_updated.value
 EP_ROTATED = EventType.webhook_endpoint_secret_rotated.value
 EP_DISABLED = EventType.webhook_endpoint_disabled.value
 EP_DELETED = EventType.webhook_endpoint_deleted.value
+KEY_CREATED = EventType.api_key_created.value
+KEY_REVOKED = EventType.api_key_revoked.value
 
 # GraphQL field -> REST field of an event.
 GQL_NAMES = {
@@ -182,6 +185,18 @@ class Flow:
         self.answers[rid] = resp
         return resp.json().get("data") if resp.content else None
 
+    async def gql(self, rid: str, query: str, variables: dict[str, Any], *, emits: list[str]) -> Any:
+        """The GraphQL answer's ``data``; asserts it has no errors."""
+        resp = await self.api.http.post(
+            "/graphql",
+            json={"query": query, "variables": variables},
+            headers={"X-Request-ID": rid, **self.api._headers("default")},
+        )
+        assert resp.status_code == 200 and "errors" not in resp.json(), resp.text
+        self.steps.append((rid, emits))
+        self.answers[rid] = resp
+        return resp.json()["data"]
+
     def data(self, rid: str) -> Any:
         return self.answers[rid].json()["data"]
 
@@ -238,6 +253,14 @@ async def full_flow(api: Api) -> Flow:
     await import_legacy_reports(app.state.db, ORG_A, LEGACY_RECORDS)  # the CLI's `legacy import`
     flow.steps.append((None, [LEGACY, LEGACY]))
     await endpoint_lifecycle(flow, app)
+    made = await flow.gql(
+        "key-create",
+        "mutation { createApiKey(input: {scope: READ}) { key apiKey { id } } }",
+        {},
+        emits=[KEY_CREATED],
+    )
+    revoke = "mutation($id: UUID!) { revokeApiKey(id: $id) { id revokedAt } }"
+    await flow.gql("key-revoke", revoke, {"id": made["createApiKey"]["apiKey"]["id"]}, emits=[KEY_REVOKED])
     return flow
 
 
@@ -321,12 +344,21 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
     assert only("evidence", EVIDENCE)["data"] == flow.data("evidence")
     # Endpoints belong to the organisation, not to a workspace; their secret is never in an event.
     created = only("endpoint-create", EP_CREATED)["data"]
-    assert created == {k: v for k, v in flow.data("endpoint-create").items() if k != "secret"}
+    assert created == {k: v for k, v in flow.data("endpoint-create").items() if k not in ("secret", "secret_withheld")}
     assert only("endpoint-update", EP_UPDATED)["data"] == flow.data("endpoint-update")
     assert not any("secret" in e["data"] for e in events if e["subject_type"] == "webhook_endpoint")
     disabled = [e for e in events if e["type"] == EP_DISABLED]
     assert [e["data"]["status"] for e in disabled] == ["disabled"]
-    org_wide = (LEGACY, EP_CREATED, EP_UPDATED, EP_ROTATED, EP_DISABLED, EP_DELETED)
+    # A key's events say which key and what it may do; never the key or its hash.
+    made = flow.data("key-create")["createApiKey"]
+    key_event = only("key-create", KEY_CREATED)
+    assert key_event["subject_id"] == key_event["data"]["id"] == made["apiKey"]["id"]
+    assert key_event["data"]["display_prefix"] == made["key"][:10] and key_event["data"]["scope"] == "read"
+    revoked = only("key-revoke", KEY_REVOKED)["data"]
+    assert revoked["revoked_at"] == flow.data("key-revoke")["revokeApiKey"]["revokedAt"].replace("+00:00", "Z")
+    log_text = json.dumps(events)
+    assert made["key"] not in log_text and hashlib.sha256(made["key"].encode()).hexdigest() not in log_text
+    org_wide = (LEGACY, EP_CREATED, EP_UPDATED, EP_ROTATED, EP_DISABLED, EP_DELETED, KEY_CREATED, KEY_REVOKED)
     assert all(e["workspace_id"] == ws["id"] for e in events if e["type"] not in org_wide)
 
     # A crash after the work started is recorded: the run and the pack the 500 names.

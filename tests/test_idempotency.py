@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import func, select
 
 from evidence_gateway import checkpoints
-from evidence_gateway.models import CalculationRun, ImportBatch, Shipment, Workspace
+from evidence_gateway.models import CalculationRun, IdempotencyRecord, ImportBatch, Shipment, Workspace
+from evidence_gateway.resolvers.organizations import create_api_key
 from tests.conftest import Api, create_workspace, gql_code
 from tests.gates import Gate
 from tests.test_packs import ROWS
@@ -165,3 +166,167 @@ async def test_graphql_failed_mutation_frees_the_key(api: Api) -> None:
     assert gql_code(bad.json()) == "BAD_USER_INPUT"
     good = await gql_keyed(api, CREATE, {"n": "ok"}, "g-3")
     assert good.json()["data"]["createWorkspace"]["name"] == "ok"
+
+
+# ---- a stored answer belongs to the API key that made it; secrets are never stored ---------------
+
+ENDPOINTS = "/api/v2/webhook-endpoints"
+DEAD = {"url": "http://127.0.0.1:9/hook?token=capability"}
+
+
+async def other_key(api: Api, scope: str) -> Api:
+    """Another key of organisation A (the ``api`` fixture's), of ``scope``."""
+    return Api(api.http, await create_api_key(db_of(api), "org-a", scope=scope, name=f"{scope} key"))
+
+
+async def stored_answers(api: Api) -> bytes:
+    """Everything the idempotency records hold, as one blob: no secret may be in it."""
+    async with db_of(api).read() as session:
+        rows = (await session.execute(select(IdempotencyRecord.response_body))).scalars()
+        return b"\n".join(r or b"" for r in rows)
+
+
+async def test_an_endpoint_replay_answers_its_own_key_only_and_without_the_secret(api: Api) -> None:
+    reader, writer = await other_key(api, "read"), await other_key(api, "write")
+    first = await api.post(ENDPOINTS, DEAD, headers=keyed("ep-1"))
+    assert first.status_code == 201, first.text
+    secret = first.json()["data"]["secret"]
+    assert secret.startswith("whsec_") and first.json()["data"]["secret_withheld"] is False
+
+    # Another key sending the same key and request is a fresh request: checked like one.
+    for other, scope in ((reader, "read"), (writer, "write")):
+        refused = await other.post(ENDPOINTS, DEAD, headers=keyed("ep-1"))
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["details"]["key_scope"] == scope
+        assert "Idempotent-Replayed" not in refused.headers and "whsec_" not in refused.text
+
+    replay = await api.post(ENDPOINTS, DEAD, headers=keyed("ep-1"))
+    assert replay.status_code == 201 and replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.headers["Location"] == first.headers["Location"]
+    answer = replay.json()["data"]
+    assert (answer["secret"], answer["secret_withheld"]) == (None, True)
+    assert {k: v for k, v in answer.items() if not k.startswith("secret")} == {
+        k: v for k, v in first.json()["data"].items() if not k.startswith("secret")
+    }
+    assert (await api.get(ENDPOINTS)).json()["pagination"]["total"] == 1
+    assert secret.encode() not in await stored_answers(api)
+
+
+async def test_a_rotation_replay_needs_the_same_key_and_shows_no_secret(api: Api) -> None:
+    reader = await other_key(api, "read")
+    endpoint = (await api.post(ENDPOINTS, DEAD)).json()["data"]
+    path = f"{ENDPOINTS}/{endpoint['id']}/rotate-secret"
+    first = await api.post(path, headers=keyed("rot-1"))  # no body: the key is all a replay needs
+    assert first.status_code == 200, first.text
+    rotated = first.json()["data"]
+    # A read key with the admin's key is refused as any read key is: no secret, no replay.
+    refused = await reader.post(path, headers=keyed("rot-1"))
+    assert refused.status_code == 403 and "whsec_" not in refused.text
+    replay = await api.post(path, headers=keyed("rot-1"))
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json()["data"] == {**rotated, "secret": None, "secret_withheld": True}
+    # Nothing ran again: still the rotation of the first answer.
+    now = (await api.get(f"{ENDPOINTS}/{endpoint['id']}")).json()["data"]
+    assert now["updated_at"] == rotated["updated_at"]
+    assert rotated["secret"].encode() not in await stored_answers(api)
+
+
+async def test_a_write_keys_answer_is_not_replayed_to_another_key(api: Api) -> None:
+    reader, writer = await other_key(api, "read"), await other_key(api, "write")
+    body = {"name": "Written"}
+    first = await writer.post("/api/v2/workspaces", body, headers=keyed("w-1"))
+    assert first.status_code == 201
+    refused = await reader.post("/api/v2/workspaces", body, headers=keyed("w-1"))
+    assert refused.status_code == 403 and "Idempotent-Replayed" not in refused.headers
+    # An admin key of the same organisation: its own request, run (keys are per API key).
+    own = await api.post("/api/v2/workspaces", body, headers=keyed("w-1"))
+    assert own.status_code == 201 and "Idempotent-Replayed" not in own.headers
+    assert own.json()["data"]["id"] != first.json()["data"]["id"]
+    replay = await writer.post("/api/v2/workspaces", body, headers=keyed("w-1"))
+    assert replay.headers["Idempotent-Replayed"] == "true" and replay.content == first.content
+    assert await count(api, Workspace) == 2
+
+
+CREATE_ENDPOINT = "mutation($u: String!) { createWebhookEndpoint(input: {url: $u}) { s: secret endpoint { id url } } }"
+ROTATE = "mutation($id: UUID!) { rotateWebhookEndpointSecret(id: $id) { secret endpoint { id updatedAt } } }"
+
+
+async def test_graphql_endpoint_replays_check_the_key_and_withhold_the_secret(api: Api) -> None:
+    reader = await other_key(api, "read")
+    first = await gql_keyed(api, CREATE_ENDPOINT, {"u": DEAD["url"]}, "g-ep")
+    created = first.json()["data"]["createWebhookEndpoint"]
+    assert created["s"].startswith("whsec_")
+    refused = await gql_keyed(reader, CREATE_ENDPOINT, {"u": DEAD["url"]}, "g-ep")
+    assert gql_code(refused.json()) == "FORBIDDEN" and refused.json()["data"] is None
+    assert "Idempotent-Replayed" not in refused.headers
+
+    replay = await gql_keyed(api, CREATE_ENDPOINT, {"u": DEAD["url"]}, "g-ep")
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json()["data"] == {"createWebhookEndpoint": {**created, "s": None}}
+    assert replay.json()["extensions"]["withheld"] == [
+        {"path": ["createWebhookEndpoint", "s"], "reason": "shown once, in the first answer"}
+    ]
+    assert (await api.get(ENDPOINTS)).json()["pagination"]["total"] == 1
+
+    endpoint_id = created["endpoint"]["id"]
+    rotated = (await gql_keyed(api, ROTATE, {"id": endpoint_id}, "g-rot")).json()["data"]
+    refused = await gql_keyed(reader, ROTATE, {"id": endpoint_id}, "g-rot")
+    assert gql_code(refused.json()) == "FORBIDDEN" and "whsec_" not in refused.text
+    again = (await gql_keyed(api, ROTATE, {"id": endpoint_id}, "g-rot")).json()
+    assert again["data"]["rotateWebhookEndpointSecret"] == {**rotated["rotateWebhookEndpointSecret"], "secret": None}
+    stored = await stored_answers(api)
+    assert b"whsec_" not in stored and created["s"].encode() not in stored
+
+
+# ---- API keys: one key per Idempotency-Key, an event each, the secret shown once -------------------
+
+CREATE_KEY = 'mutation { createApiKey(input: {scope: WRITE, name: "ci"}) { key apiKey { id displayPrefix } } }'
+REVOKE_KEY = "mutation($id: UUID!) { revokeApiKey(id: $id) { id revokedAt } }"
+
+
+async def key_events(api: Api) -> list[dict[str, Any]]:
+    events = (await api.get("/api/v2/events", params={"limit": 200})).json()["data"]
+    return [e for e in events if e["subject_type"] == "api_key"]
+
+
+async def test_create_api_key_retried_with_one_key_mints_one_key(api: Api) -> None:
+    first = await gql_keyed(api, CREATE_KEY, {}, "mint-1")
+    made = first.json()["data"]["createApiKey"]
+    assert made["key"].startswith("evk_")
+    retry = await gql_keyed(api, CREATE_KEY, {}, "mint-1")
+    assert retry.status_code == 200 and retry.headers["Idempotent-Replayed"] == "true"
+    assert retry.json()["data"] == {"createApiKey": {**made, "key": None}}
+    assert retry.json()["extensions"]["withheld"][0]["path"] == ["createApiKey", "key"]
+    listed = (await api.gql("{ apiKeys { id name } }"))["data"]["apiKeys"]
+    assert [k["id"] for k in listed if k["name"] == "ci"] == [made["apiKey"]["id"]]
+    assert made["key"].encode() not in await stored_answers(api)
+    # The key works; the retry made none.
+    assert (await api.post("/api/v2/workspaces", {"name": "ci"}, key=made["key"])).status_code == 201
+
+    [created] = await key_events(api)
+    assert (created["type"], created["subject_id"], created["actor"]) == (
+        "api_key.created",
+        made["apiKey"]["id"],
+        (await api.gql("{ apiKeys { id name } }"))["data"]["apiKeys"][0]["id"],  # the fixture's key
+    )
+    assert created["data"]["display_prefix"] == made["apiKey"]["displayPrefix"]
+    assert (created["data"]["scope"], created["data"]["revoked_at"]) == ("write", None)
+    assert "key" not in created["data"] and "key_hash" not in created["data"]
+
+    revoked = await gql_keyed(api, REVOKE_KEY, {"id": made["apiKey"]["id"]}, "revoke-1")
+    again = await gql_keyed(api, REVOKE_KEY, {"id": made["apiKey"]["id"]}, "revoke-1")
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == revoked.json()
+    assert (await api.get("/api/v2/workspaces", key=made["key"])).status_code == 401
+    # Revoking a revoked key (another Idempotency-Key, or none) changes nothing: no second event.
+    assert (await api.gql(REVOKE_KEY, {"id": made["apiKey"]["id"]}))["data"]["revokeApiKey"]["revokedAt"]
+    assert [e["type"] for e in await key_events(api)] == ["api_key.created", "api_key.revoked"]
+    stamp = revoked.json()["data"]["revokeApiKey"]["revokedAt"].replace("+00:00", "Z")
+    assert (await key_events(api))[1]["data"]["revoked_at"] == stamp
+
+
+async def test_a_read_key_cannot_replay_an_admins_new_api_key(api: Api) -> None:
+    reader = await other_key(api, "read")
+    made = (await gql_keyed(api, CREATE_KEY, {}, "mint-2")).json()["data"]["createApiKey"]
+    refused = await gql_keyed(reader, CREATE_KEY, {}, "mint-2")
+    assert gql_code(refused.json()) == "FORBIDDEN" and made["key"] not in refused.text
+    assert len([e for e in await key_events(api) if e["type"] == "api_key.created"]) == 2  # the reader, the new one

@@ -219,6 +219,11 @@ async def test_keys_on_the_command_line(app: Starlette, database_url: str, clien
     api = Api(client, key)
     assert (await api.get("/api/v2/workspaces")).status_code == 200
     assert (await api.post("/api/v2/workspaces", WS)).status_code == 403
+    # The new organisation's log starts with the key: made by the command line (no actor).
+    [created] = (await api.get("/api/v2/events")).json()["data"]
+    assert (created["type"], created["actor"], created["request_id"]) == ("api_key.created", None, None)
+    assert (created["data"]["display_prefix"], created["data"]["scope"]) == (key[:10], "read")
+    assert key not in str(created)
 
     listed = run_cli("keys", "list", "--org", "cli-org", "--database-url", url)
     assert listed.returncode == 0, listed.stderr
@@ -236,6 +241,16 @@ async def test_keys_on_the_command_line(app: Starlette, database_url: str, clien
     assert (await api.get("/api/v2/workspaces")).status_code == 401  # tests look keys up every request
     after = run_cli("keys", "list", "--org", "cli-org", "--database-url", url).stdout.splitlines()[1]
     assert not after.rstrip().endswith("-")
+    admin = run_cli("keys", "create", "--org", "cli-org", "--database-url", url).stdout.strip()
+    log = (await Api(client, admin).get("/api/v2/events")).json()["data"]
+    assert [(e["type"], e["subject_id"]) for e in log[:2]] == [
+        ("api_key.created", created["subject_id"]),
+        ("api_key.revoked", created["subject_id"]),
+    ]
+    assert log[1]["data"]["revoked_at"] is not None and [e["type"] for e in log[2:]] == ["api_key.created"]
+    # Revoking it again changes nothing and writes nothing.
+    assert run_cli("keys", "revoke", created["subject_id"], "--database-url", url).returncode == 0
+    assert len((await Api(client, admin).get("/api/v2/events")).json()["data"]) == 3
 
     for args, message in (
         (("keys", "list", "--org", "no-such-org"), "error: no organisation named 'no-such-org'\n"),

@@ -17,10 +17,9 @@ from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
 from evidence_gateway.events import cursor_of
-from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.settings import Settings
-from tests.conftest import Api, Configured, create_workspace, error_body, gql_code
+from tests.conftest import Api, Configured, create_workspace, error_body, gql_code, seed_key
 from tests.live_server import ws_served
 from tests.wsclient import GraphQLWS
 
@@ -174,7 +173,7 @@ async def test_trusted_documents_mode_covers_subscriptions(settings: Settings, a
     listed.write_text(json.dumps({sha(trusted_subscription): trusted_subscription}))
     other = create_app(settings.model_copy(update={"graphql_trusted_documents": str(listed)}))
     async with other.router.lifespan_context(other):
-        key = await create_api_key(other.state.db, "org-ws")
+        key = await seed_key(other.state.db, "org-ws")  # no api_key.created: the log starts with the test
         async with ws_served(other) as url, GraphQLWS.connect(url, {"Authorization": f"Bearer {key}"}) as client:
             refused = await client.message(await client.subscribe("subscription { events { sequence } }"))
             assert refused["type"] == "error", refused

@@ -70,7 +70,8 @@ GRAPHQL_TYPES: list[tuple[type[rm.ReadModel], type, set[str], set[str]]] = [
     (rm.PackArtifact, packs.PackArtifactType, set(), set()),
     (rm.ApprovalAction, packs.ApprovalActionRecord, set(), set()),
     (rm.EvidenceItem, evidence.EvidenceItemType, set(), set()),
-    (rm.Event, events.EventType, set(), set()),
+    # ``redacted`` is private (not in the schema): which view of the event a shared result shows.
+    (rm.Event, events.EventType, set(), {"redacted"}),
     (rm.WebhookEndpoint, webhook_endpoints.WebhookEndpointType, set(), {"deliveries"}),
     # The viewer is the organisation: GraphQL does not repeat its id on every attempt.
     (rm.WebhookDelivery, webhooks.WebhookDeliveryType, {"org_id"}, set()),

@@ -26,6 +26,7 @@ from starlette.applications import Starlette
 
 from evidence_gateway import graphiql
 from evidence_gateway.events import cursor_of
+from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.subscriptions import SubscriptionHub
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
@@ -236,6 +237,34 @@ async def test_subscribers_asking_differently_each_get_their_own_answer(ws_url: 
         assert (await one.data(with_type))["events"] == {"sequence": 1, "type": "workspace.created"}
         assert (await two.data(without_type))["events"] == {"sequence": 1}
         assert (await two.data(aliased))["events"] == {"n": 1}
+
+
+ENDPOINT_EVENTS = (
+    'subscription($after: String) { events(after: $after, types: ["webhook_endpoint.created"]) { type data } }'
+)
+
+
+async def test_endpoint_urls_reach_admin_subscribers_only(app: Starlette, ws_url: str, api: Api, key_a: str) -> None:
+    """One document, one event, two subscribers: the admin key's sees the URL, the read key's null
+    (shared results are kept per view)."""
+    reader_key = await create_api_key(app.state.db, "org-a", scope="read")
+    after = await end_cursor(api)
+    url = "http://127.0.0.1:9/hooks/secret-token-456"
+    async with (
+        GraphQLWS.connect(ws_url, bearer(key_a)) as admin,
+        GraphQLWS.connect(ws_url, bearer(reader_key)) as reader,
+    ):
+        admins = await admin.subscribe(ENDPOINT_EVENTS, {"after": after})
+        readers = await reader.subscribe(ENDPOINT_EVENTS, {"after": after})
+        assert (await api.post("/api/v2/webhook-endpoints", {"url": url})).status_code == 201
+        assert (await admin.data(admins))["events"]["data"]["url"] == url
+        seen = (await reader.data(readers))["events"]
+        assert seen["type"] == "webhook_endpoint.created" and seen["data"]["url"] is None
+        # And the other way round: a reader first, then an admin, on one more event.
+        readers_2 = await reader.subscribe(ENDPOINT_EVENTS, {"after": after})
+        assert (await reader.data(readers_2))["events"]["data"]["url"] is None
+        admins_2 = await admin.subscribe(ENDPOINT_EVENTS, {"after": after})
+        assert (await admin.data(admins_2))["events"]["data"]["url"] == url
 
 
 # ---- pack status --------------------------------------------------------------------------------------
@@ -452,8 +481,9 @@ def test_two_nodes_on_postgresql(two_nodes: tuple[Any, Any, str]) -> None:
         latencies = []
         async with httpx.AsyncClient(base_url=node_a.base, headers=headers, timeout=30) as on_a:
             async with GraphQLWS.connect(url, bearer(key)) as client:
-                op = await client.subscribe(EVENTS, {"after": cursor_of(0)})
-                for n in range(1, 6):
+                # After event 1, the key's api_key.created (the command line made it).
+                op = await client.subscribe(EVENTS, {"after": cursor_of(1)})
+                for n in range(2, 7):
                     resp = await on_a.post("/api/v2/workspaces", json={"name": f"ws {n}"})
                     assert resp.status_code == 201, resp.text
                     committed = time.monotonic()
@@ -464,7 +494,7 @@ def test_two_nodes_on_postgresql(two_nodes: tuple[Any, Any, str]) -> None:
                 # A change on B reaches a subscriber on A just the same.
                 url_a = node_a.base.replace("http://", "ws://") + "/graphql"
                 async with GraphQLWS.connect(url_a, bearer(key)) as on_a_socket:
-                    watch = await on_a_socket.subscribe(EVENTS, {"after": cursor_of(5)})
+                    watch = await on_a_socket.subscribe(EVENTS, {"after": cursor_of(6)})
                     async with httpx.AsyncClient(base_url=node_b.base, headers=headers, timeout=30) as on_b:
                         resp = await on_b.post(f"/api/v2/workspaces/{ws_id}/imports", json={"source_row_count": 1})
                         assert resp.status_code == 201, resp.text

@@ -6,6 +6,7 @@ another organisation seeing nothing."""
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 from typing import Any, TypeVar
@@ -75,7 +76,8 @@ async def test_create_shows_the_secret_once_and_reads_never_do(api: Api, receive
 
     one = (await api.get(f"{ENDPOINTS}/{created['id']}")).json()["data"]
     listed = (await api.get(ENDPOINTS)).json()
-    assert one == {k: v for k, v in created.items() if k != "secret"}
+    assert one == {k: v for k, v in created.items() if k not in ("secret", "secret_withheld")}
+    assert created["secret_withheld"] is False
     assert listed["data"] == [one]
     assert listed["pagination"] == {"page": 1, "per_page": 20, "total": 1}
     assert created["secret"] not in str(await log_of(api))
@@ -412,3 +414,72 @@ class _app:
     async def __aexit__(self, *exc: object) -> None:
         await self._http.aclose()
         await self._lifespan.__aexit__(*exc)
+
+
+# ---- what only an admin key reads: endpoint URLs in the log, attempts to endpoints -------------------
+
+EVENT_READS = """query($id: UUID!) {
+  events(first: 200) { items { id type data } }
+  eventsConnection(first: 100) { edges { node { id type data } } }
+  node(id: $id) { ... on Event { id data } }
+}"""
+DELIVERIES = "{ webhookDeliveries(perPage: 100) { items { endpointId eventType targetUrl payload } } }"
+
+
+async def keyed_api(app: Starlette, api: Api, scope: str) -> Api:
+    return Api(api.http, await create_api_key(app.state.db, "org-a", scope=scope))
+
+
+async def test_endpoint_urls_in_the_log_are_for_admin_keys_only(app: Starlette, api: Api) -> None:
+    from tests.test_events import assert_documented
+
+    url = "http://127.0.0.1:9/hooks/secret-token-123"
+    endpoint = await register(api, url)
+    assert (await api.patch(f"{ENDPOINTS}/{endpoint['id']}", {"description": "x"})).status_code == 200
+    admin_log = [e for e in await log_of(api) if e["subject_type"] == "webhook_endpoint"]
+    assert [e["data"]["url"] for e in admin_log] == [url, url]
+    for scope in ("read", "write"):
+        other = await keyed_api(app, api, scope)
+        seen = [e for e in await log_of(other) if e["subject_type"] == "webhook_endpoint"]
+        assert [e["id"] for e in seen] == [e["id"] for e in admin_log]
+        assert [e["data"] for e in seen] == [{**e["data"], "url": None} for e in admin_log]
+        for event in seen:
+            assert_documented(event)
+        body = await other.gql(EVENT_READS, {"id": admin_log[0]["id"]})
+        assert "errors" not in body, body
+        assert "secret-token-123" not in json.dumps(body)
+        hidden = [e for e in body["data"]["events"]["items"] if e["type"].startswith("webhook_endpoint.")]
+        assert [e["data"]["url"] for e in hidden] == [None, None]
+        edges = [e["node"] for e in body["data"]["eventsConnection"]["edges"]]
+        assert [e["data"]["url"] for e in edges if e["type"].startswith("webhook_endpoint.")] == [None, None]
+        assert body["data"]["node"]["data"]["url"] is None
+    # The admin key still reads it, over GraphQL too: the log itself keeps it.
+    body = await api.gql(EVENT_READS, {"id": admin_log[0]["id"]})
+    assert body["data"]["node"]["data"]["url"] == url
+    shown = [e for e in body["data"]["events"]["items"] if e["type"].startswith("webhook_endpoint.")]
+    assert [e["data"]["url"] for e in shown] == [url, url]
+
+
+async def test_attempts_to_endpoints_are_for_admin_keys_only(app: Starlette, api: Api, receiver: Receiver) -> None:
+    reader, writer = await keyed_api(app, api, "read"), await keyed_api(app, api, "write")
+    endpoint = await register(api, receiver.url)
+    await eventually(lambda: _delivered(api, endpoint["id"]), "the endpoint's first delivery")
+    # A test to a bare URL is the writer's own business; one to a registered endpoint is not.
+    assert (await writer.post("/api/v2/webhooks/test", {"target_url": receiver.url})).status_code == 200
+    refused = await writer.post("/api/v2/webhooks/test", {"endpoint_id": endpoint["id"]})
+    assert refused.status_code == 403 and refused.json()["details"]["required_scope"] == "admin"
+
+    everything = (await api.get("/api/v2/webhooks/deliveries")).json()
+    assert sorted((d["endpoint_id"] is None, d["event_type"]) for d in everything["data"]) == [
+        (False, "webhook_endpoint.created"),
+        (True, "pack.published"),
+    ]
+    for other in (reader, writer):
+        rest = (await other.get("/api/v2/webhooks/deliveries")).json()
+        assert rest["pagination"]["total"] == 1
+        assert [(d["endpoint_id"], d["event_type"]) for d in rest["data"]] == [(None, "pack.published")]
+        gql = (await other.gql(DELIVERIES))["data"]["webhookDeliveries"]["items"]
+        assert [(d["endpointId"], d["eventType"]) for d in gql] == [(None, "pack.published")]
+        assert (await other.get(f"{ENDPOINTS}/{endpoint['id']}/deliveries")).status_code == 403
+    admin = (await api.gql(DELIVERIES))["data"]["webhookDeliveries"]["items"]
+    assert len(admin) == 2

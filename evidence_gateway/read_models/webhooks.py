@@ -56,11 +56,18 @@ class WebhookEndpoint(ReadModel):
 class WebhookEndpointWithSecret(WebhookEndpoint):
     """An endpoint with its signing secret."""
 
-    secret: str = Field(pattern="^whsec_", description="Shown only by create and rotate.")
+    secret: str | None = Field(
+        pattern="^whsec_",
+        description="Shown only by create and rotate; null in an Idempotency-Key replay (secret_withheld).",
+    )
+    secret_withheld: bool = ext(
+        "true in an Idempotency-Key replay: the secret was shown once, in the first answer, and is not "
+        "stored with it (rotate the secret if that answer was lost)."
+    )
 
     @classmethod
     def render_with_secret(cls, result: Any) -> dict[str, Any]:
-        return {**WebhookEndpoint.render(result.endpoint), "secret": result.secret}
+        return {**WebhookEndpoint.render(result.endpoint), "secret": result.secret, "secret_withheld": False}
 
 
 class WebhookDelivery(ReadModel):

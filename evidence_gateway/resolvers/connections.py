@@ -15,6 +15,7 @@ from sqlmodel import col
 from evidence_gateway.context import Ctx
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
+from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.resolvers.evidence import scoped_workspace
 from evidence_gateway.resolvers.keyset import Order, Slice, keyset_slice, window
 from evidence_gateway.resolvers.validation import parse_id
@@ -70,4 +71,6 @@ async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Sl
 async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
     """The caller's event log, oldest first."""
     scoped = [owned_by(ctx, Event)]
-    return await keyset_slice(ctx.db, Event, scoped, EVENTS, window(EVENTS, **relay))
+    found = await keyset_slice(ctx.db, Event, scoped, EVENTS, window(EVENTS, **relay))
+    found.items[:] = [as_seen_by(ctx, e) for e in found.items]
+    return found

@@ -1,4 +1,5 @@
-"""Reading the event log: the caller's organisation only, oldest first, by an opaque cursor."""
+"""Reading the event log: the caller's organisation only, oldest first, by an opaque cursor, each
+event as the caller's scope may see it (``as_seen_by``)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,36 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlmodel import col
 
+from evidence_gateway.auth import Scope
 from evidence_gateway.context import Ctx
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.events import cursor_of, sequence_of
 from evidence_gateway.models import Event
+from evidence_gateway.models.base import table_of
 from evidence_gateway.resolvers.validation import parse
 from evidence_gateway.scoping import owned_by
 
+# What only an admin key reads in an event's data, by subject type: a webhook endpoint's URL is
+# often a bearer capability (a token in its path or query), and endpoints are admin business.
+ADMIN_ONLY_DATA: dict[str, tuple[str, ...]] = {"webhook_endpoint": ("url",)}
+
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+
+
+def as_seen_by(ctx: Ctx, event: Event) -> Event:
+    """The event as the caller may see it: for a key below ``admin``, the admin-only values of its
+    data are null. Decided when it is read, by the reader's scope; the stored event keeps them.
+    The event itself when nothing is hidden, else a copy."""
+    hidden = ADMIN_ONLY_DATA.get(event.subject_type)
+    if hidden is None or ctx.principal.scope.allows(Scope.ADMIN):
+        return event
+    data = event.data
+    if not any(data.get(name) is not None for name in hidden):
+        return event
+    values = {key: getattr(event, key) for key in table_of(Event).c.keys()}
+    values["data"] = {**data, **dict.fromkeys(hidden)}
+    return Event(**values)  # never added to a session: a copy to render, not a change
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +77,6 @@ async def list_events(
                 )
             ).scalars()
         )
-    items = rows[:count]
+    items = [as_seen_by(ctx, e) for e in rows[:count]]
     next_cursor = cursor_of(items[-1].sequence) if items else (after or None)
     return EventPage(items=items, next_cursor=next_cursor, has_more=len(rows) > count)

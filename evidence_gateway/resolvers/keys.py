@@ -1,7 +1,9 @@
 """API keys of an organisation: create (the key is returned once), list, revoke.
 
 Two callers: the CLI names the organisation (it runs as the operator), GraphQL acts for the
-calling key's organisation and needs an ``admin`` key. Both end in the same functions here.
+calling key's organisation and needs an ``admin`` key. Both end in the same functions here, and
+every creation and revocation is a unit of work with its event (``api_key.created``,
+``api_key.revoked``: never the key or its hash).
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.auth import Scope, generate_key, hash_key
+from evidence_gateway.auth import Principal, Scope, generate_key, hash_key
 from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
+from evidence_gateway.events import EventType
 from evidence_gateway.models import ApiKey, Organization
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.scoping import of_org, readable
+from evidence_gateway.settings import get_settings
 from evidence_gateway.timeutil import as_aware, utcnow
+from evidence_gateway.uow import UnitOfWork, unit_of_work
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
 # What `keys create` gives without --scope: what every key could do before scopes existed,
@@ -73,19 +78,45 @@ def _new_key(org_id: uuid.UUID, p: KeyCreate) -> CreatedKey:
 
 
 async def create_for_org(db: Database, org_name: str, data: Any, *, create_org: bool = True) -> CreatedKey:
-    """For the CLI: a key of the named organisation (created first when new and allowed)."""
+    """For the CLI: a key of the named organisation (created first, in the same unit of work,
+    when new and allowed)."""
     p = parse(KeyCreate, data)
-    async with db.write() as session:
+    async with db.read() as session:
         org = await _org_named(session, org_name)
+    if org is None and not create_org:
+        raise NotFound(f"no organisation named {org_name!r}")
+    org_id = org.id if org is not None else uuid.uuid4()
+    async with unit_of_work(_operator(db, org_id)) as uow:
         if org is None:
-            if not create_org:
-                raise NotFound(f"no organisation named {org_name!r}")
-            org = Organization(name=org_name, webhook_signing_secret=new_webhook_secret())
-            session.add(org)
-            await session.flush()
-        created = _new_key(org.id, p)
-        session.add(created.api_key)
+            uow.session.add(Organization(id=org_id, name=org_name, webhook_signing_secret=new_webhook_secret()))
+            await uow.session.flush()
+        created = _new_key(org_id, p)
+        _add_key(uow, created)
     return created
+
+
+def _operator(db: Database, org_id: uuid.UUID) -> Ctx:
+    """The command line acting on an organisation: no key, so events show ``actor`` null."""
+    return Ctx(db=db, settings=get_settings(), principal=Principal(org_id=org_id, key_id=None))
+
+
+def _add_key(uow: UnitOfWork, created: CreatedKey) -> None:
+    key = created.api_key
+    uow.session.add(key)
+    uow.emit(EventType.api_key_created, "api_key", key.id, api_key_json(key))
+    uow.respond(created, shown_once=(created.key,))
+
+
+def api_key_json(key: ApiKey) -> dict[str, Any]:
+    """An API key in its events: what tells it apart and what it may do, never the key or its hash."""
+    return {
+        "id": key.id,
+        "display_prefix": key.display_prefix,
+        "scope": key.scope,
+        "expires_at": as_aware(key.expires_at),
+        "created_at": as_aware(key.created_at),
+        "revoked_at": as_aware(key.revoked_at),
+    }
 
 
 async def list_for_org(db: Database, org_name: str) -> list[ApiKey]:
@@ -103,7 +134,7 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
     A prefix that several keys share is refused rather than guessed; the id is then needed.
     Revoking again changes nothing and is not an error.
     """
-    async with db.write() as session:
+    async with db.read() as session:
         stmt = select(ApiKey)
         try:
             stmt = stmt.where(col(ApiKey.id) == uuid.UUID(reference))
@@ -114,7 +145,7 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
             if org is None:
                 raise NotFound(f"no organisation named {org_name!r}")
             stmt = stmt.where(of_org(org.id, ApiKey))
-        found = list((await session.execute(stmt.with_for_update())).scalars())
+        found = list((await session.execute(stmt)).scalars())
         if not found:
             raise NotFound(f"no API key with id or prefix {reference!r}")
         if len(found) > 1:
@@ -122,10 +153,7 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
                 f"{len(found)} keys share the prefix {reference!r}; revoke by id (keys list --org NAME)",
                 fields={"key": "ambiguous prefix"},
             )
-        key = found[0]
-        if key.revoked_at is None:
-            key.revoked_at = utcnow()
-    return key
+    return await _revoke(_operator(db, found[0].org_id), found[0].id)
 
 
 async def _keys_of(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey]:
@@ -145,8 +173,8 @@ async def create_key(ctx: Ctx, data: Any) -> CreatedKey:
     ctx.require(Scope.ADMIN)
     p = parse(KeyCreate, data)
     created = _new_key(ctx.org_id, p)
-    async with ctx.db.write() as session:
-        session.add(created.api_key)
+    async with unit_of_work(ctx) as uow:
+        _add_key(uow, created)
     return created
 
 
@@ -156,12 +184,18 @@ async def revoke_key(ctx: Ctx, key_id: Any) -> ApiKey:
     Every node refuses it once its key cache lapses (``EVIDENCE_AUTH_CACHE_SECONDS``).
     """
     ctx.require(Scope.ADMIN)
-    kid = parse_id(key_id, "API key")
-    async with ctx.db.write() as session:
+    return await _revoke(ctx, parse_id(key_id, "API key"), key_id)
+
+
+async def _revoke(ctx: Ctx, kid: uuid.UUID, given: Any = None) -> ApiKey:
+    """Revoking a revoked key changes nothing: no event, the key as it is."""
+    async with unit_of_work(ctx) as uow:
         stmt = readable(ctx, ApiKey).where(col(ApiKey.id) == kid).with_for_update()
-        key = (await session.execute(stmt)).scalar_one_or_none()
+        key = (await uow.session.execute(stmt)).scalar_one_or_none()
         if key is None:
-            raise NotFound("API key not found", resource="api_key", id=str(key_id))
+            raise NotFound("API key not found", resource="api_key", id=str(given if given is not None else kid))
         if key.revoked_at is None:
             key.revoked_at = utcnow()
+            uow.emit(EventType.api_key_revoked, "api_key", key.id, api_key_json(key))
+        uow.respond(key)
     return key

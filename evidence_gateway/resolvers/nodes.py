@@ -15,6 +15,7 @@ from sqlmodel import col
 
 from evidence_gateway.context import Ctx
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
+from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.scoping import owned_by
 
 NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceItem, Event)
@@ -31,4 +32,5 @@ async def find_node(ctx: Ctx, node_id: uuid.UUID) -> Any | None:
         if kind is None:
             return None
         model = NODE_MODELS[kind]
-        return (await session.execute(select(model).where(col(model.id) == node_id))).scalar_one_or_none()
+        found = (await session.execute(select(model).where(col(model.id) == node_id))).scalar_one_or_none()
+    return as_seen_by(ctx, found) if isinstance(found, Event) else found

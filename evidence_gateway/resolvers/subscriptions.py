@@ -20,6 +20,7 @@ from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.events import EventType, sequence_of
 from evidence_gateway.models import Event
+from evidence_gateway.resolvers.events import as_seen_by as as_seen_by  # as the events query shows them
 from evidence_gateway.scoping import of_org
 
 # Rows per read: large enough that a backlog costs few round trips, small enough that one read

@@ -114,7 +114,7 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
         uow.session.add(endpoint)
         _emit(uow, EventType.webhook_endpoint_created, endpoint)
         result = EndpointWithSecret(endpoint, secret)
-        uow.respond(result)
+        uow.respond(result, shown_once=(secret,))
     return result
 
 
@@ -196,7 +196,7 @@ async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
         endpoint.updated_at = now
         _emit(uow, EventType.webhook_endpoint_secret_rotated, endpoint)
         result = EndpointWithSecret(endpoint, secret)
-        uow.respond(result)
+        uow.respond(result, shown_once=(secret,))
     return result
 
 

@@ -50,6 +50,7 @@ async def write(
     outcome = await idempotency.claim(
         ctx.db,
         ctx.org_id,
+        ctx.actor,
         key,
         idempotency.fingerprint(request.method, path, raw),
         lock_seconds=ctx.settings.lease_seconds,
@@ -62,11 +63,12 @@ async def write(
     async with idempotency.holding(ctx.db, held, ctx.settings.lease_seconds):
         result = await operation(held_ctx, body)
     if held.response is None:
-        stored = StoredResponse.of(render(result, held_ctx))
-        await idempotency.store_late(ctx.db, held, stored)
+        answer = StoredResponse.of(render(result, held_ctx))
+        await idempotency.store_late(ctx.db, held, answer)
     else:
-        stored = held.response
-    return Response(stored.body, stored.status, headers=stored.headers)
+        answer = held.response
+    # The answer as rendered, secrets included: only the stored copy is without them.
+    return Response(answer.body, answer.status, headers=answer.headers)
 
 
 def location(ctx: Ctx, path: str) -> str:

@@ -33,6 +33,9 @@ class EventType(Node):
     subject_id: uuid.UUID = strawberry.field(description="Id of that resource.")
     workspace_id: uuid.UUID | None = strawberry.field(description="Workspace the resource belongs to, if any.")
     data: JSON = strawberry.field(description="The resource as REST renders it, plus status_before/status_after.")
+    # True when admin-only values of ``data`` are hidden from this reader (resolvers/events.py):
+    # results shared between subscribers are kept per view (schema/subscriptions.py).
+    redacted: strawberry.Private[bool] = False
 
 
 @strawberry.type(description="A slice of the event log.")
@@ -42,7 +45,7 @@ class EventPage:
     has_more: bool = strawberry.field(description="More events follow right now.")
 
 
-def event_type(event: Event) -> EventType:
+def event_type(event: Event, *, redacted: bool = False) -> EventType:
     return EventType(
         id=event.id,
         sequence=event.sequence,
@@ -55,6 +58,7 @@ def event_type(event: Event) -> EventType:
         subject_id=event.subject_id,
         workspace_id=event.workspace_id,
         data=JSON(event.data),
+        redacted=redacted,
     )
 
 

@@ -80,9 +80,11 @@ async def run_idempotent(request: Request, run: Run) -> Response:
     outcome = await idempotency.claim(
         state.db,
         principal.org_id,
+        principal.key_id,
         key,
         idempotency.fingerprint("POST", request.url.path, body),
         lock_seconds=settings.lease_seconds,
+        graphql=True,
     )
     if isinstance(outcome, StoredResponse):
         return Response(outcome.body, outcome.status, headers=outcome.replayed_headers())

@@ -66,7 +66,10 @@ class CreateApiKeyInput:
 @strawberry.type(description="A new key and its only copy of the secret.")
 class CreatedApiKey:
     api_key: ApiKeyType = strawberry.field(description="The stored key.")
-    key: str = strawberry.field(description="The key (evk_…). Store it: it is not shown again.")
+    key: str | None = strawberry.field(
+        description="The key (evk_…). Store it: it is not shown again. Null in an Idempotency-Key replay "
+        "(listed in the response's extensions.withheld): the key is never stored with the answer."
+    )
 
 
 @strawberry.type

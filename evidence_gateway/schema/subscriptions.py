@@ -80,7 +80,8 @@ class Subscription:
         events = follow_events(_hub(info), ctx, only, start)
         async with contextlib.aclosing(events):
             async for event in events:
-                yield _payload(event)
+                seen = feed.as_seen_by(ctx, event)
+                yield _payload(seen, redacted=seen is not event)
 
     @strawberry.subscription(
         description=(
@@ -98,14 +99,14 @@ class Subscription:
                 yield pack_type(pack)
 
 
-_payloads: OrderedDict[uuid.UUID, EventType] = OrderedDict()
+_payloads: OrderedDict[tuple[uuid.UUID, bool], EventType] = OrderedDict()
 
 
-def _payload(event: Event) -> EventType:
-    """One ``Event`` object per event for all subscribers (built once, not once per subscriber)."""
-    found = _payloads.get(event.id)
+def _payload(event: Event, *, redacted: bool) -> EventType:
+    """One ``Event`` object per event and view for all subscribers (built once, not once per subscriber)."""
+    found = _payloads.get((event.id, redacted))
     if found is None:
-        found = _payloads[event.id] = event_type(event)
+        found = _payloads[(event.id, redacted)] = event_type(event, redacted=redacted)
         if len(_payloads) > SHARED_RESULTS:
             _payloads.popitem(last=False)
     return found
@@ -188,12 +189,12 @@ class SharedEventExecution(GraphQLInputPaths):
     input errors in GraphQL's terms for every operation (schema/input_paths.py).
     """
 
-    _shared_key: tuple[int, str, uuid.UUID] | None = None
+    _shared_key: tuple[int, str, uuid.UUID, bool] | None = None
 
     def build_per_event_executor(self, payload: Any) -> Any:
         if self.operation.operation is not OperationType.SUBSCRIPTION or not isinstance(payload, EventType):
             return super().build_per_event_executor(payload)
-        key = (id(self.operation), self._payload_variables(), payload.id)
+        key = (id(self.operation), self._payload_variables(), payload.id, payload.redacted)
         hit = _results.get(key)
         if hit is not None and hit[0] is self.operation:
             _results.move_to_end(key)
@@ -229,7 +230,7 @@ class _Replay:
         return self.result
 
 
-_results: OrderedDict[tuple[int, str, uuid.UUID], tuple[OperationDefinitionNode, GraphQLExecutionResult]] = (
+_results: OrderedDict[tuple[int, str, uuid.UUID, bool], tuple[OperationDefinitionNode, GraphQLExecutionResult]] = (
     OrderedDict()
 )
 _stream_only: OrderedDict[int, tuple[OperationDefinitionNode, frozenset[str]]] = OrderedDict()

@@ -74,7 +74,10 @@ def endpoint_type(endpoint: WebhookEndpoint) -> WebhookEndpointType:
 @strawberry.type(description="An endpoint with its signing secret: answered only by create and rotate.")
 class WebhookEndpointWithSecret:
     endpoint: WebhookEndpointType = strawberry.field(description="The endpoint.")
-    secret: str = strawberry.field(description="Its whsec_ signing secret. Store it: it is not shown again.")
+    secret: str | None = strawberry.field(
+        description="Its whsec_ signing secret. Store it: it is not shown again. Null in an Idempotency-Key "
+        "replay (listed in the response's extensions.withheld): the secret is never stored with the answer."
+    )
 
 
 @strawberry.type(description="One page of webhook endpoints.")
