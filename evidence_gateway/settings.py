@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# RFC 9110 §5.1: a field name is a token.
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./evidence.db"
 
 
@@ -69,6 +72,8 @@ class Settings(BaseSettings):
     # Origins whose pages may call the API from a browser (comma-separated, e.g.
     # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
     cors_origins: str = ""
+    # Request headers pages may send besides the defaults (comma-separated, e.g. "X-Tenant,Sentry-Trace").
+    cors_allow_headers: str = ""
     # GraphQL hardening (docs/graphql.md, "Limits"). Introspection off also drops "Did you mean".
     graphql_introspection: bool = True
     # Mutation fields one document may run: each is a change of its own (a transaction, events).
@@ -95,6 +100,17 @@ class Settings(BaseSettings):
             if origin and origin != "*" and ("://" not in origin or origin.endswith("/")):
                 raise ValueError(f"{origin!r}: an origin is scheme://host[:port], without a path")
         return value
+
+    @field_validator("cors_allow_headers")
+    @classmethod
+    def _header_names(cls, value: str) -> str:
+        for name in (part.strip() for part in value.split(",")):
+            if name and not _TOKEN.fullmatch(name):
+                raise ValueError(f"{name!r} is not an HTTP header name")
+        return value
+
+    def cors_allow_header_list(self) -> list[str]:
+        return [part.strip() for part in self.cors_allow_headers.split(",") if part.strip()]
 
     def cors_origin_list(self) -> list[str]:
         return [part.strip() for part in self.cors_origins.split(",") if part.strip()]
