@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     graphql_introspection: bool = True
     # Mutation fields one document may run: each is a change of its own (a transaction, events).
     graphql_max_mutations: int = Field(default=5, ge=1)
+    # A document (the ``query`` text, over HTTP and WebSocket) larger than this is refused before
+    # it is lexed: QUERY_TOO_COMPLEX.
+    graphql_max_document_bytes: int = Field(default=64 * 1024, ge=1024)
     # A query answer larger than this is replaced by a RESPONSE_TOO_LARGE error.
     graphql_max_response_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     # A query still executing after this long is stopped with QUERY_TIMEOUT (mutations run to the end).
