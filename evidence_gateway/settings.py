@@ -85,6 +85,14 @@ class Settings(BaseSettings):
     graphql_max_response_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     # A query still executing after this long is stopped with QUERY_TIMEOUT (mutations run to the end).
     graphql_execution_seconds: float = Field(default=15.0, gt=0)
+    # Automatic persisted queries (resolvers/persisted_queries.py): the largest document one may
+    # hold (larger ones are refused, PERSISTED_QUERY_TOO_LARGE), how many one organisation may
+    # hold (its least recently used make room), how long an unused one is kept, and the bytes of
+    # documents each node keeps in memory.
+    graphql_persisted_query_max_bytes: int = Field(default=32 * 1024, ge=1)
+    graphql_persisted_queries_per_org: int = Field(default=500, ge=1)
+    graphql_persisted_query_unused_days: float = Field(default=30.0, gt=0)
+    graphql_persisted_query_cache_bytes: int = Field(default=8 * 1024 * 1024, ge=0)
     # A JSON file of sha256 -> document: when set, only those documents run (schema/persisted.py).
     graphql_trusted_documents: str = ""
 

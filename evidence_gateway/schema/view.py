@@ -41,7 +41,9 @@ _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "
 WWW_AUTHENTICATE = 'Bearer realm="evidence-gateway"'
 
 
-def graphql_error_response(request: Request, status: int, message: str, code: str) -> Response:
+def graphql_error_response(
+    request: Request, status: int, message: str, code: str, details: dict[str, Any] | None = None
+) -> Response:
     """A request refused before any document ran: no ``data`` entry, one error with its code.
 
     Unauthenticated is the one exception to ``status``: a key is checked per field elsewhere,
@@ -51,7 +53,7 @@ def graphql_error_response(request: Request, status: int, message: str, code: st
     headers = {}
     if code == "UNAUTHENTICATED":
         status, headers = 200, {"WWW-Authenticate": WWW_AUTHENTICATE}
-    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
+    body = {"errors": [{"message": message, "extensions": {**(details or {}), "code": code}}]}
     return Response(dumps(body), status_code=status, headers=headers, media_type=negotiation.content_type(media_type))
 
 
@@ -109,7 +111,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         except persisted.DocumentRefused as exc:
             media_type = negotiation.response_media_type(request.headers.get("accept"))
             status = negotiation.status_for(media_type, request_error=True)
-            response = graphql_error_response(request, status, exc.message, exc.graphql_code)
+            response = graphql_error_response(request, status, exc.message, exc.graphql_code, exc.details)
         except DomainError as exc:
             response = graphql_error_response(request, exc.status, exc.message, exc.graphql_code)
         except StrawberryHTTPException as exc:
@@ -137,6 +139,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
         request.state.sub_response = response
         request.state.authenticated = principal is not None
+        request.state.org_id = principal.org_id if principal is not None else None
         return GraphQLContext(
             request=request,
             response=response,
@@ -159,7 +162,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         sub_response: Response | None = getattr(request.state, "sub_response", None)
         before_execution = isinstance(result, PreExecutionError)
         await persisted.register_if_marked(
-            request, validated=not before_execution, authenticated=getattr(request.state, "authenticated", False)
+            request, validated=not before_execution, org_id=getattr(request.state, "org_id", None)
         )
         if result.errors:
             suggestions = request.app.state.settings.graphql_introspection
