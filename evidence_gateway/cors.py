@@ -7,7 +7,7 @@ scripts of every other. Credentials mode stays off for the same reason (no cooki
 
 from __future__ import annotations
 
-from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.cors import SAFELISTED_HEADERS, CORSMiddleware
 from starlette.types import ASGIApp
 
 from evidence_gateway.settings import Settings
@@ -19,7 +19,6 @@ from evidence_gateway.settings import Settings
 ALLOWED_HEADERS = (
     "Authorization",
     "Content-Type",
-    "Accept",
     "Idempotency-Key",
     "If-Match",
     "If-None-Match",
@@ -53,9 +52,16 @@ PREFLIGHT_MAX_AGE_SECONDS = 86_400
 
 
 def allowed_headers(settings: Settings) -> list[str]:
-    """The default request headers and those of ``EVIDENCE_CORS_ALLOW_HEADERS`` (compared
-    without regard to case, as browsers send them lower-cased)."""
-    return list(dict.fromkeys(h.lower() for h in (*ALLOWED_HEADERS, *settings.cors_allow_header_list())))
+    """The default request headers and those of ``EVIDENCE_CORS_ALLOW_HEADERS``, once each in any
+    case. Starlette adds the CORS-safelisted ones (Accept, Content-Type, ...) itself."""
+    chosen: dict[str, str] = {}
+    for name in (*ALLOWED_HEADERS, *settings.cors_allow_header_list()):
+        if name.lower() not in _SAFELISTED:
+            chosen.setdefault(name.lower(), name)
+    return list(chosen.values())
+
+
+_SAFELISTED = frozenset(h.lower() for h in SAFELISTED_HEADERS)
 
 
 def wrap(app: ASGIApp, settings: Settings) -> ASGIApp:
