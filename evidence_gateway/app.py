@@ -131,7 +131,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.settings = settings
     app.state.limiter = Limiter(settings)
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
-    app.state.persisted_queries = PersistedQueries(db)
+    app.state.persisted_queries = PersistedQueries(db, settings)
     trusted = settings.graphql_trusted_documents
     app.state.trusted_documents = persisted.load_trusted(trusted) if trusted else None
     return app

@@ -104,8 +104,12 @@ class RequestIdMiddleware:
         await self.app(scope, receive, send_with_id)
 
 
+# JSON bodies, GraphQL's own media type (GraphQL over HTTP) included.
+_JSON_TYPES = ("application/json", "application/graphql-response+json")
+
+
 def _may_be_error(scope: Scope, status: int, headers: MutableHeaders) -> bool:
-    if not headers.get("content-type", "").startswith("application/json"):
+    if not headers.get("content-type", "").startswith(_JSON_TYPES):
         return False
     # GraphQL reports errors in 200 answers too (partial data); REST only in 4xx/5xx.
     return status >= 400 or scope.get("path") == "/graphql"

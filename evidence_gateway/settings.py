@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# RFC 9110 §5.1: a field name is a token.
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./evidence.db"
 
 
@@ -74,14 +77,27 @@ class Settings(BaseSettings):
     # Origins whose pages may call the API from a browser (comma-separated, e.g.
     # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
     cors_origins: str = ""
+    # Request headers pages may send besides the defaults (comma-separated, e.g. "X-Tenant,Sentry-Trace").
+    cors_allow_headers: str = ""
     # GraphQL hardening (docs/graphql.md, "Limits"). Introspection off also drops "Did you mean".
     graphql_introspection: bool = True
     # Mutation fields one document may run: each is a change of its own (a transaction, events).
     graphql_max_mutations: int = Field(default=5, ge=1)
+    # A document (the ``query`` text, over HTTP and WebSocket) larger than this is refused before
+    # it is lexed: QUERY_TOO_COMPLEX.
+    graphql_max_document_bytes: int = Field(default=64 * 1024, ge=1024)
     # A query answer larger than this is replaced by a RESPONSE_TOO_LARGE error.
     graphql_max_response_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
     # A query still executing after this long is stopped with QUERY_TIMEOUT (mutations run to the end).
     graphql_execution_seconds: float = Field(default=15.0, gt=0)
+    # Automatic persisted queries (resolvers/persisted_queries.py): the largest document one may
+    # hold (larger ones are refused, PERSISTED_QUERY_TOO_LARGE), how many one organisation may
+    # hold (its least recently used make room), how long an unused one is kept, and the bytes of
+    # documents each node keeps in memory.
+    graphql_persisted_query_max_bytes: int = Field(default=32 * 1024, ge=1)
+    graphql_persisted_queries_per_org: int = Field(default=500, ge=1)
+    graphql_persisted_query_unused_days: float = Field(default=30.0, gt=0)
+    graphql_persisted_query_cache_bytes: int = Field(default=8 * 1024 * 1024, ge=0)
     # A JSON file of sha256 -> document: when set, only those documents run (schema/persisted.py).
     graphql_trusted_documents: str = ""
 
@@ -100,6 +116,17 @@ class Settings(BaseSettings):
             if origin and origin != "*" and ("://" not in origin or origin.endswith("/")):
                 raise ValueError(f"{origin!r}: an origin is scheme://host[:port], without a path")
         return value
+
+    @field_validator("cors_allow_headers")
+    @classmethod
+    def _header_names(cls, value: str) -> str:
+        for name in (part.strip() for part in value.split(",")):
+            if name and not _TOKEN.fullmatch(name):
+                raise ValueError(f"{name!r} is not an HTTP header name")
+        return value
+
+    def cors_allow_header_list(self) -> list[str]:
+        return [part.strip() for part in self.cors_allow_headers.split(",") if part.strip()]
 
     def cors_origin_list(self) -> list[str]:
         return [part.strip() for part in self.cors_origins.split(",") if part.strip()]

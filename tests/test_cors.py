@@ -59,6 +59,66 @@ async def test_preflight_from_an_allowed_origin_is_cached_and_names_the_headers(
     assert "POST" in resp.headers["access-control-allow-methods"]
 
 
+# What browser clients add on their own: W3C trace context (OpenTelemetry's fetch instrumentation),
+# conditional requests, Apollo Client's client headers.
+CLIENT_HEADERS = (
+    "traceparent",
+    "tracestate",
+    "baggage",
+    "if-none-match",
+    "if-match",
+    "idempotency-key",
+    "prefer",
+    "accept",
+    "apollographql-client-name",
+    "apollographql-client-version",
+)
+
+
+def preflight_with(origin: str, *headers: str) -> dict[str, str]:
+    return {
+        "Origin": origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": ", ".join(headers),
+    }
+
+
+@pytest.mark.parametrize("path", ["/graphql", "/api/v2/workspaces"])
+async def test_preflights_with_tracing_conditional_and_apollo_headers_are_granted(
+    cors_client: tuple[httpx.AsyncClient, str], path: str
+) -> None:
+    client, _ = cors_client
+    for header in CLIENT_HEADERS:  # one at a time: a preflight with one header not allowed is a 400
+        resp = await client.options(path, headers=preflight_with(ALLOWED, "authorization", "content-type", header))
+        assert resp.status_code == 200, (header, resp.text)
+        assert resp.headers["access-control-allow-origin"] == ALLOWED
+        allowed = {h.strip().lower() for h in resp.headers["access-control-allow-headers"].split(",")}
+        assert header in allowed
+
+
+async def test_a_header_outside_the_list_is_refused_until_the_setting_adds_it(settings: Settings) -> None:
+    async def preflight_status(cors_settings: Settings) -> int:
+        application = create_app(cors_settings)
+        async with application.router.lifespan_context(application):
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+                resp = await client.options("/graphql", headers=preflight_with(ALLOWED, "x-tenant", "traceparent"))
+                return resp.status_code
+
+    assert await preflight_status(settings.model_copy(update={"cors_origins": ALLOWED})) == 400
+    added = settings.model_copy(update={"cors_origins": ALLOWED, "cors_allow_headers": "X-Tenant, Sentry-Trace"})
+    assert await preflight_status(added) == 200
+
+
+def test_allow_headers_setting_refuses_what_is_not_a_header_name() -> None:
+    with pytest.raises(ValueError, match="not an HTTP header name"):
+        Settings(cors_allow_headers="X-Tenant, x tenant")
+    assert Settings(cors_allow_headers=" X-Tenant ,, Sentry-Trace").cors_allow_header_list() == [
+        "X-Tenant",
+        "Sentry-Trace",
+    ]
+
+
 async def test_other_origins_get_no_grant(cors_client: tuple[httpx.AsyncClient, str]) -> None:
     client, key = cors_client
     resp = await client.options("/graphql", headers=preflight("https://evil.example"))
@@ -80,7 +140,7 @@ async def test_responses_expose_the_headers_a_browser_app_reads(cors_client: tup
         assert resp.headers["access-control-allow-origin"] == ALLOWED
         exposed = {h.strip().lower() for h in resp.headers["access-control-expose-headers"].split(",")}
         expected = {"x-request-id", "ratelimit", "ratelimit-policy", "retry-after", "deprecation", "link", "etag"}
-        assert expected | {"location", "idempotent-replayed"} <= exposed
+        assert expected | {"location", "idempotent-replayed", "preference-applied", "content-disposition"} <= exposed
 
 
 async def test_no_origin_is_allowed_by_default(client: httpx.AsyncClient) -> None:
@@ -167,6 +227,22 @@ def run(server: LiveServer, allowed: str, other: str, tmp_path: Path) -> None:
         )
         assert created["ok"] and created["status"] == 201, created
         assert created["location"].endswith(created["body"]["data"]["id"])
+
+        # What OpenTelemetry's fetch instrumentation adds to a cross-origin call: the preflight
+        # must grant it, or the browser never sends the request.
+        traced = browser_post(
+            browser,
+            f"{server.base}/graphql",
+            server.key,
+            query,
+            {
+                "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                "tracestate": "vendor=x",
+                "apollographql-client-name": "web",
+            },
+        )
+        assert traced["ok"] and traced["status"] == 200, traced
+        assert traced["body"]["data"]["workspaces"]["pagination"]["total"] == 1
 
         browser.send("Page.navigate", url=f"{other}/")
         browser.js("new Promise(r => document.readyState === 'complete' ? r(1) : addEventListener('load', r))")

@@ -28,7 +28,11 @@ SCHEMA_30 = "{ " + " ".join(f"s{i}: __schema {{ types {{ name fields {{ name }} 
 async def test_deep_type_introspection_is_refused_by_depth_every_time(api: Api) -> None:
     for _ in range(3):  # once answered, then "maximum recursion depth exceeded": now the same refusal each time
         body = await api.gql(OF_TYPE_150, key=None)
-        refused(body, "QUERY_TOO_COMPLEX", f"maximum introspection depth of {limits.MAX_INTROSPECTION_DEPTH}")
+        refused(body, "QUERY_TOO_COMPLEX", f"more than {limits.MAX_NESTING} levels deep")  # before parsing
+    # Shallow enough to parse, still over the introspection depth.
+    of_type_20 = '{ __type(name: "Workspace") ' + "{ ofType " * 20 + "{ name }" + " }" * 20 + " }"
+    body = await api.gql(of_type_20, key=None)
+    refused(body, "QUERY_TOO_COMPLEX", f"maximum introspection depth of {limits.MAX_INTROSPECTION_DEPTH}")
 
 
 async def test_aliased_schema_introspections_are_refused_by_cost(api: Api) -> None:

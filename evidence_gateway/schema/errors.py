@@ -9,6 +9,7 @@ from typing import Any, Final
 from graphql import GraphQLError, GraphQLSyntaxError
 
 from evidence_gateway.errors import DomainError
+from evidence_gateway.jsoncodec import dumps
 
 log = logging.getLogger("evidence_gateway.graphql")
 
@@ -24,6 +25,11 @@ TOO_COMPLEX: Final = "QUERY_TOO_COMPLEX"
 # graphql-core's parser refuses an over-long or over-nested document as a syntax error; those are limits.
 _PARSER_LIMITS = ("tokens. Parsing aborted", "nested too deeply")
 _SUGGESTION = re.compile(r" ?Did you mean [^?]*\?")
+# A document error's message quotes the literal it refuses (graphql-core prints the whole value):
+# over this many characters, only its start and end are kept, so a large or deeply nested literal
+# is never echoed back whole, once per error.
+MAX_MESSAGE_CHARS = 300
+_HEAD, _TAIL = 200, 80
 
 
 def format_error(error: GraphQLError, *, before_execution: bool = False, suggestions: bool = True) -> dict[str, Any]:
@@ -40,12 +46,40 @@ def format_error(error: GraphQLError, *, before_execution: bool = False, suggest
         formatted["extensions"] = {**original.details, "code": original.graphql_code}
     elif original is None or error.path is None:
         formatted["extensions"] = {**(error.extensions or {}), "code": _document_code(error, before_execution)}
+        formatted["message"] = excerpt(formatted["message"])
     else:
         formatted["message"] = INTERNAL_MESSAGE
         formatted["extensions"] = {"code": "INTERNAL_SERVER_ERROR"}
     if not suggestions:
         formatted["message"] = _SUGGESTION.sub("", formatted["message"])
     return formatted
+
+
+def excerpt(message: str) -> str:
+    """The message, or its start and end with the middle elided when it is long."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:_HEAD]} … ({len(message) - _HEAD - _TAIL} characters elided) … {message[-_TAIL:]}"
+
+
+def within_budget(errors: list[dict[str, Any]], budget: int, extra_per_error: int = 0) -> list[dict[str, Any]]:
+    """The first errors whose JSON fits ``budget`` bytes (each counted with ``extra_per_error``,
+    what is added to it later: the request id), and one more saying how many were left out."""
+    kept: list[dict[str, Any]] = []
+    spent = 0
+    for error in errors:
+        spent += len(dumps(error)) + 1 + extra_per_error
+        if spent > budget and kept:
+            omitted = len(errors) - len(kept)
+            kept.append(
+                {
+                    "message": f"{omitted} further errors omitted: the answer to a request is kept near its size.",
+                    "extensions": {"code": kept[-1].get("extensions", {}).get("code", VALIDATION_FAILED)},
+                }
+            )
+            break
+        kept.append(error)
+    return kept
 
 
 def _document_code(error: GraphQLError, before_execution: bool) -> str:

@@ -4,7 +4,9 @@ APQ (``extensions.persistedQuery = {"version": 1, "sha256Hash": ...}``): a clien
 alone; an unknown hash answers ``PersistedQueryNotFound`` and the client sends hash and document,
 which is checked against the hash and, once it has validated, stored for every node
 (resolvers/persisted_queries.py). Only callers with a valid key register documents, so the
-table cannot be filled anonymously. A GET request runs a persisted query only.
+table cannot be filled anonymously, and each organisation within its count; a document over
+the size a persisted query may hold is refused before it runs. A GET request runs a persisted
+query only.
 
 With ``EVIDENCE_GRAPHQL_TRUSTED_DOCUMENTS=FILE`` (a JSON object of hash -> document) only the
 documents of that file run, by hash or by full text; nothing is registered.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,7 +25,7 @@ from starlette.requests import Request
 from strawberry.http import GraphQLRequestData
 
 from evidence_gateway.errors import BadRequest, DomainError
-from evidence_gateway.resolvers.persisted_queries import PersistedQueries, sha256_of
+from evidence_gateway.resolvers.persisted_queries import PersistedQueries, sha256_of, size_of
 
 _HASH = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -42,6 +45,17 @@ class PersistedQueryNotFound(DocumentRefused):
 
 class PersistedQueryInvalid(DocumentRefused):
     graphql_code: ClassVar[str] = "PERSISTED_QUERY_INVALID"
+
+
+class PersistedQueryTooLarge(DocumentRefused):
+    graphql_code: ClassVar[str] = "PERSISTED_QUERY_TOO_LARGE"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"a persisted query holds at most {limit} bytes (EVIDENCE_GRAPHQL_PERSISTED_QUERY_MAX_BYTES): "
+            "send this document without extensions.persistedQuery",
+            limit_bytes=limit,
+        )
 
 
 class DocumentNotTrusted(DocumentRefused):
@@ -104,6 +118,9 @@ async def resolve(request: Request, data: GraphQLRequestData) -> GraphQLRequestD
             if sha256 not in trusted:
                 raise DocumentNotTrusted()
         else:
+            known: PersistedQueries = state.persisted_queries
+            if size_of(data.query) > known.max_bytes:
+                raise PersistedQueryTooLarge(known.max_bytes)  # before it runs: it would not be kept
             request.state.register_document = (sha256, data.query)
         return data
     if trusted is not None:
@@ -111,16 +128,16 @@ async def resolve(request: Request, data: GraphQLRequestData) -> GraphQLRequestD
         if document is None:
             raise DocumentNotTrusted()
     else:
-        known: PersistedQueries = state.persisted_queries
-        document = await known.lookup(sha256)
+        document = await state.persisted_queries.lookup(sha256)
         if document is None:
             raise PersistedQueryNotFound()
     return replace(data, query=document)
 
 
-async def register_if_marked(request: Request, validated: bool, authenticated: bool) -> None:
-    """Store the document sent with its hash, once it has parsed and validated, for a caller with a key."""
+async def register_if_marked(request: Request, validated: bool, org_id: uuid.UUID | None) -> None:
+    """Store the document sent with its hash, once it has parsed and validated, for a caller with
+    a key (``org_id``: its organisation, whose count it joins)."""
     marked: tuple[str, str] | None = getattr(request.state, "register_document", None)
-    if marked is not None and validated and authenticated:
+    if marked is not None and validated and org_id is not None:
         known: PersistedQueries = request.app.state.persisted_queries
-        await known.register(*marked)
+        await known.register(*marked, org_id)
