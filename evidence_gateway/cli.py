@@ -26,10 +26,11 @@ from evidence_gateway.cli_support import (
     one_line,
     progress,
 )
+from evidence_gateway.connections import GuardedHttpToolsProtocol
 from evidence_gateway.db import Database
 from evidence_gateway.errors import DomainError, InvalidInput
 from evidence_gateway.migrate import SchemaError
-from evidence_gateway.observability import logs, multiproc
+from evidence_gateway.observability import logs, metrics, multiproc
 from evidence_gateway.resolvers import keys, organizations
 from evidence_gateway.resolvers.keys import DEFAULT_SCOPE
 from evidence_gateway.resolvers.legacy import import_legacy_reports
@@ -79,7 +80,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # Links (signed downloads, file_url) must point at where this server listens.
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         os.environ["EVIDENCE_PUBLIC_BASE_URL"] = f"http://{host}:{args.port}"
+    # The app knows where it listens: /metrics needs its token unless that is loopback alone.
+    os.environ["EVIDENCE_LISTEN_HOST"] = args.host
     get_settings.cache_clear()
+    settings = get_settings()
+    if settings.metrics and not settings.metrics_token and not metrics.loopback_only(args.host):
+        print(
+            f"note: GET /metrics answers 401 on {args.host}: set EVIDENCE_METRICS_TOKEN to scrape it",
+            file=sys.stderr,
+            flush=True,
+        )
     if get_settings().graphql_trusted_documents:
         load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
 
@@ -98,6 +108,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # Every worker process writes its metric samples where any of them can read all (/metrics).
         multiproc.prepare(os.environ)
     get_settings.cache_clear()
+    settings = get_settings()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)
     uvicorn.run(
@@ -113,6 +124,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         access_log=False,
         server_header=False,  # no "server: uvicorn" banner
         timeout_graceful_shutdown=args.graceful_timeout,
+        # Forwarding headers are read by the app, from EVIDENCE_TRUSTED_PROXIES only (proxies.py):
+        # uvicorn's own reading trusts any loopback peer, so anything on the host could pose as any client.
+        proxy_headers=False,
+        forwarded_allow_ips="",
+        # Slow clients (docs/operations.md): the header deadline and the per-address cap are in
+        # the protocol (connections.py), the body deadline in the app (http_body.py).
+        http=GuardedHttpToolsProtocol,
+        timeout_keep_alive=settings.keep_alive_seconds,
+        limit_concurrency=settings.max_connections,
     )
     return 0
 
