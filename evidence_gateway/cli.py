@@ -132,7 +132,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # the protocol (connections.py), the body deadline in the app (http_body.py).
         http=GuardedHttpToolsProtocol,
         timeout_keep_alive=settings.keep_alive_seconds,
-        limit_concurrency=settings.max_connections,
+        # uvicorn answers 503 once it holds this many, the asking connection included.
+        limit_concurrency=settings.max_connections + 1,
     )
     return 0
 

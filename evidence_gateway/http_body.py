@@ -141,9 +141,7 @@ async def read_body(request: Request, limit: int) -> bytes:
         # The client left mid-body: nobody reads the answer, and it is not a server fault.
         raise BadRequest("client disconnected before the body was complete") from None
     except TimeoutError:
-        raise RequestTimeout(
-            f"request body not received within {seconds:g} s", timeout_seconds=seconds
-        ) from None
+        raise RequestTimeout(f"request body not received within {seconds:g} s", timeout_seconds=seconds) from None
     return b"".join(chunks)
 
 
