@@ -166,36 +166,44 @@ def test_slow_headers_and_bodies_are_cut_off(tmp_path: Path) -> None:
 def test_connections_are_capped_per_address_and_in_all(tmp_path: Path) -> None:
     env = {
         "EVIDENCE_MAX_CONNECTIONS_PER_ADDRESS": "3",
-        "EVIDENCE_MAX_CONNECTIONS": "5",
+        "EVIDENCE_MAX_CONNECTIONS": "7",
+        "EVIDENCE_TRUSTED_PROXIES": "127.0.0.4",
         "EVIDENCE_KEEP_ALIVE_SECONDS": "120",
         "EVIDENCE_HEADER_TIMEOUT_SECONDS": "120",
     }
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    held: list[socket.socket] = []
+
+    def hold(source: str) -> None:
+        """A connection from ``source`` whose request was answered 200, kept open (keep-alive)."""
+        sock = _raw(node, request, source=source)
+        held.append(sock)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
+
     with serving(tmp_path, **env) as node:
-        request = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-        held = []
-        for _ in range(3):  # each answered, then kept open (keep-alive)
-            sock = _raw(node, request)
-            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
-            held.append(sock)
-        assert _read_all(_raw(node, request)) == b""  # the fourth from this address: closed unanswered
-        held.pop().close()
+        try:
+            for _ in range(3):
+                hold("127.0.0.1")
+            assert _read_all(_raw(node, request)) == b""  # the fourth from this address: closed unanswered
+            held.pop().close()
 
-        def a_fourth_is_served() -> bool:
-            try:
-                return httpx.get(f"{node.base}/healthz", timeout=10).status_code == 200
-            except httpx.TransportError:
-                return False
+            def a_fourth_is_served() -> bool:
+                try:
+                    return httpx.get(f"{node.base}/healthz", timeout=10).status_code == 200
+                except httpx.TransportError:
+                    return False
 
-        until(a_fourth_is_served, "a connection once another one from the address closed", logs=node.output)
-        # Three from this address again and two from another make five: the server's whole budget.
-        for source in ("127.0.0.1", "127.0.0.2", "127.0.0.2"):
-            sock = _raw(node, request, source=source)
-            assert sock.recv(65536).startswith(b"HTTP/1.1 200 ")
-            held.append(sock)
-        held.append(_raw(node, request, source="127.0.0.3"))
-        assert held[-1].recv(65536).startswith(b"HTTP/1.1 503 ")
-        for sock in held:
-            sock.close()
+            until(a_fourth_is_served, "a connection once another one from the address closed", logs=node.output)
+            hold("127.0.0.1")
+            for _ in range(4):  # a trusted proxy carries many clients: not capped per address
+                hold("127.0.0.4")
+            # Seven held: the server's whole budget. The next request, from anywhere, is 503.
+            late = _raw(node, request, source="127.0.0.3")
+            held.append(late)
+            assert late.recv(65536).startswith(b"HTTP/1.1 503 ")
+        finally:
+            for sock in held:
+                sock.close()
 
 
 def test_a_server_listening_beyond_loopback_wants_the_metrics_token(tmp_path: Path) -> None:
