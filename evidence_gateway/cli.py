@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -43,6 +44,7 @@ from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 
 DEMO_ORG = "demo"
+log = logging.getLogger(__name__)
 
 
 def _with_db(args: argparse.Namespace) -> Database:
@@ -85,11 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     get_settings.cache_clear()
     settings = get_settings()
     if settings.metrics and not settings.metrics_token and not metrics.loopback_only(args.host):
-        print(
-            f"note: GET /metrics answers 401 on {args.host}: set EVIDENCE_METRICS_TOKEN to scrape it",
-            file=sys.stderr,
-            flush=True,
-        )
+        log.warning("GET /metrics answers 401 on %s: set EVIDENCE_METRICS_TOKEN to scrape it", args.host)
     if get_settings().graphql_trusted_documents:
         load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
 
