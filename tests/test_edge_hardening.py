@@ -207,19 +207,21 @@ def test_connections_are_capped_per_address_and_in_all(tmp_path: Path) -> None:
 
 
 def test_a_server_listening_beyond_loopback_wants_the_metrics_token(tmp_path: Path) -> None:
-    (tmp_path / "open").mkdir()
-    with serving(tmp_path / "open", "--host", "0.0.0.0") as node:
+    with serving(tmp_path, "--host", "0.0.0.0") as node:
         refused = httpx.get(f"{node.base}/metrics", timeout=10)
         assert refused.status_code == 401 and "EVIDENCE_METRICS_TOKEN" in refused.json()["error"]
         assert "EVIDENCE_METRICS_TOKEN" in node.stderr()  # said once at start, too
-    (tmp_path / "token").mkdir()
-    with serving(tmp_path / "token", "--host", "0.0.0.0", EVIDENCE_METRICS_TOKEN="scrape") as node:
-        assert httpx.get(f"{node.base}/metrics", timeout=10).status_code == 401
-        scraped = httpx.get(f"{node.base}/metrics", headers={"Authorization": "Bearer scrape"}, timeout=10)
+
+
+async def test_the_metrics_token_opens_metrics_wherever_the_server_listens(settings: Settings, app: Starlette) -> None:
+    async with started(settings, listen_host="0.0.0.0", metrics_token="scrape") as api:
+        assert (await api.http.get("/metrics")).status_code == 401
+        scraped = await api.http.get("/metrics", headers={"Authorization": "Bearer scrape"})
         assert scraped.status_code == 200 and "evidence_http_requests_total" in scraped.text
-    (tmp_path / "loopback").mkdir()
-    with serving(tmp_path / "loopback") as node:  # 127.0.0.1, serve's default
-        assert httpx.get(f"{node.base}/metrics", timeout=10).status_code == 200
+    async with started(settings, listen_host="::1") as api:  # loopback alone: no token needed
+        assert (await api.http.get("/metrics")).status_code == 200
+    async with started(settings, listen_host="") as api:  # not started by `serve`: unknown, so closed
+        assert (await api.http.get("/metrics")).status_code == 401
 
 
 # ---- production's GraphQL defaults ------------------------------------------------------------------
