@@ -18,6 +18,7 @@ from evidence_gateway.db import Database
 from evidence_gateway.json_response import JSONResponse
 from evidence_gateway.observability import metrics, readiness, tracing
 from evidence_gateway.observability.access import AccessLogMiddleware
+from evidence_gateway.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
 from evidence_gateway.ratelimit.limiter import Limiter
 from evidence_gateway.ratelimit.middleware import RateLimitMiddleware
 from evidence_gateway.request_id import RequestIdMiddleware
@@ -39,13 +40,14 @@ class EvidenceApp(Starlette):
     counted like any other answer."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        # Outermost first: CORS (every answer carries its headers), the id, the access line (it
-        # sees every status, 429s and crashes included), the headers every answer needs, the limits.
-        limited = RateLimitMiddleware(
-            super().build_middleware_stack(), self.state.limiter, self.state.settings.rate_limits
-        )
+        # Outermost first: the client's address (everything below counts and logs by it), CORS
+        # (every answer carries its headers), the id, the access line (it sees every status, 429s
+        # and crashes included), the headers every answer needs, the limits.
+        settings = self.state.settings
+        limited = RateLimitMiddleware(super().build_middleware_stack(), self.state.limiter, settings.rate_limits)
         observed = AccessLogMiddleware(ResponseHeadersMiddleware(limited), self.routes, [metrics.observe_request])
-        return cors.wrap(RequestIdMiddleware(observed), self.state.settings)
+        addresses = ClientAddress(parse_networks(settings.trusted_proxies), settings.trusted_proxy_header)
+        return ClientAddressMiddleware(cors.wrap(RequestIdMiddleware(observed), settings), addresses)
 
 
 async def healthz(request: Request) -> Response:

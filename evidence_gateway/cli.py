@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -24,10 +25,11 @@ from evidence_gateway.cli_support import (
     one_line,
     progress,
 )
+from evidence_gateway.connections import GuardedHttpToolsProtocol
 from evidence_gateway.db import Database
 from evidence_gateway.errors import DomainError, InvalidInput
 from evidence_gateway.migrate import SchemaError
-from evidence_gateway.observability import logs, multiproc
+from evidence_gateway.observability import logs, metrics, multiproc
 from evidence_gateway.resolvers import keys, organizations
 from evidence_gateway.resolvers.keys import DEFAULT_SCOPE
 from evidence_gateway.resolvers.legacy import import_legacy_reports
@@ -40,6 +42,7 @@ from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 
 DEMO_ORG = "demo"
+log = logging.getLogger(__name__)
 
 
 def _with_db(args: argparse.Namespace) -> Database:
@@ -77,7 +80,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # Links (signed downloads, file_url) must point at where this server listens.
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         os.environ["EVIDENCE_PUBLIC_BASE_URL"] = f"http://{host}:{args.port}"
+    # The app knows where it listens: /metrics needs its token unless that is loopback alone.
+    os.environ["EVIDENCE_LISTEN_HOST"] = args.host
     get_settings.cache_clear()
+    settings = get_settings()
+    if settings.metrics and not settings.metrics_token and not metrics.loopback_only(args.host):
+        log.warning("GET /metrics answers 401 on %s: set EVIDENCE_METRICS_TOKEN to scrape it", args.host)
     if get_settings().graphql_trusted_documents:
         load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
 
@@ -96,6 +104,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # Every worker process writes its metric samples where any of them can read all (/metrics).
         multiproc.prepare(os.environ)
     get_settings.cache_clear()
+    settings = get_settings()
     if key:
         print(f"Created organisation '{DEMO_ORG}'. Its API key (shown once):\n{key}", flush=True)
     # uvicorn, with a shutdown that answers every request already received (serving.py).
@@ -113,9 +122,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server_header=False,  # no "server: uvicorn" banner
         # A WebSocket message is held to the HTTP body ceiling by the server itself (1009 above it),
         # so no larger one is ever buffered (uvicorn's default is 16 MiB); the app checks it too.
-        ws_max_size=get_settings().max_body_bytes,
+        ws_max_size=settings.max_body_bytes,
         timeout_graceful_shutdown=args.graceful_timeout,
         timeout_worker_healthcheck=serving.WORKER_HEALTHCHECK_SECONDS,
+        # Forwarding headers are read by the app, from EVIDENCE_TRUSTED_PROXIES only (proxies.py):
+        # uvicorn's own reading trusts any loopback peer, so anything on the host could pose as any client.
+        proxy_headers=False,
+        forwarded_allow_ips="",
+        # Slow clients (docs/operations.md): the header deadline and the per-address cap are in
+        # the protocol (connections.py), the body deadline in the app (http_body.py).
+        http=GuardedHttpToolsProtocol,
+        timeout_keep_alive=settings.keep_alive_seconds,
+        # uvicorn answers 503 once it holds this many, the asking connection included.
+        limit_concurrency=settings.max_connections + 1,
     )
     return 0
 

@@ -52,6 +52,14 @@ class NotFound(DomainError):
     graphql_code = "NOT_FOUND"
 
 
+class RequestTimeout(DomainError):
+    """The request body did not arrive within its deadline (EVIDENCE_BODY_TIMEOUT_SECONDS)."""
+
+    status = 408
+    code = "request_timeout"
+    graphql_code = "REQUEST_TIMEOUT"
+
+
 class MethodNotAllowed(DomainError):
     status = 405
     code = "method_not_allowed"

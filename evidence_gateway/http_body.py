@@ -10,6 +10,7 @@ SQLAlchemy's JSON columns and by Strawberry at ~1,000 (RecursionError), orjson's
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from itertools import accumulate
@@ -18,8 +19,11 @@ from typing import Any
 import orjson
 from starlette.requests import ClientDisconnect, Request
 
-from evidence_gateway.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from evidence_gateway.errors import BadRequest, PayloadTooLarge, RequestTimeout, UnsupportedMediaType
 from evidence_gateway.jsoncodec import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+
+# The body deadline when the request carries no app settings (a bare Starlette request).
+DEFAULT_BODY_SECONDS = 60.0
 
 # MAX_JSON_DEPTH (jsoncodec.py) counts the body object itself as level 1: a REST free-form
 # object (assumptions_snapshot, extracted_metadata_json) may nest 63 levels below it, a
@@ -143,22 +147,33 @@ def require_json_content_type(request: Request) -> None:
         raise UnsupportedMediaType("request body must be JSON (Content-Type: application/json)")
 
 
+def _body_seconds(request: Request) -> float:
+    settings = getattr(getattr(request.scope.get("app"), "state", None), "settings", None)
+    return float(getattr(settings, "body_timeout_seconds", DEFAULT_BODY_SECONDS))
+
+
 async def read_body(request: Request, limit: int) -> bytes:
-    """Refuses early on Content-Length, and again while streaming (chunked bodies lie)."""
+    """Refuses early on Content-Length, and again while streaming (chunked bodies lie); 408 when
+    the whole body has not arrived within EVIDENCE_BODY_TIMEOUT_SECONDS, so a client trickling
+    (or withholding) its body cannot hold a connection and a request slot for ever."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge("request body too large", limit_bytes=limit)
     chunks: list[bytes] = []
     size = 0
+    seconds = _body_seconds(request)
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise PayloadTooLarge("request body too large", limit_bytes=limit)
-            chunks.append(chunk)
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise PayloadTooLarge("request body too large", limit_bytes=limit)
+                chunks.append(chunk)
     except ClientDisconnect:
         # The client left mid-body: nobody reads the answer, and it is not a server fault.
         raise BadRequest("client disconnected before the body was complete") from None
+    except TimeoutError:
+        raise RequestTimeout(f"request body not received within {seconds:g} s", timeout_seconds=seconds) from None
     return b"".join(chunks)
 
 

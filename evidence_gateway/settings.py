@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from evidence_gateway.proxies import HEADERS as PROXY_HEADERS
+from evidence_gateway.proxies import parse_networks
 
 # RFC 9110 §5.1: a field name is a token.
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./evidence.db"
 
 
@@ -53,12 +57,18 @@ class Settings(BaseSettings):
     # Testing aid: name of a checkpoint (e.g. "calculation.computed") where work blocks forever.
     pause_at: str = ""
     graphiql_assets_dir: str = ""
+    # "development" turns on what helps someone exploring and tells an attacker about the schema:
+    # GraphiQL, introspection without a key, "Did you mean" suggestions. Each explicit setting
+    # below wins over it; unset, each follows it.
+    env: str = "production"
     # Serve the GraphiQL IDE at GET /graphql (false: 404, for deployments that want no IDE).
-    graphiql: bool = True
-    # GET /metrics (Prometheus text format): served without an API key; false answers 404, and a
-    # token, when set, must come as "Authorization: Bearer <token>" (docs/observability.md).
+    graphiql: bool | None = None
+    # GET /metrics (Prometheus text format) with "Authorization: Bearer <token>"; without a token it
+    # is served only to a server listening on loopback alone (docs/observability.md). false: 404.
     metrics: bool = True
     metrics_token: str = ""
+    # Set by `serve`: the address it listens on ("" in process: tests, embedding).
+    listen_host: str = ""
     # Rate limits (docs/observability.md), per fixed window of this many seconds. Generous by
     # default: they stop floods and key guessing, not ordinary clients or the benchmarks.
     rate_limits: bool = True
@@ -74,6 +84,20 @@ class Settings(BaseSettings):
     ws_max_subscriptions_per_key: int = Field(default=500, ge=1)
     # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
     redis_url: str = ""
+    # Reverse proxies whose forwarding header names the client (comma-separated addresses or CIDRs);
+    # none by default: the TCP peer is the client (evidence_gateway/proxies.py).
+    trusted_proxies: str = ""
+    # The one header read from them: x-forwarded-for, or forwarded (RFC 7239).
+    trusted_proxy_header: str = "x-forwarded-for"
+    # Slow clients (docs/operations.md): the request line and headers, and then the body, must
+    # arrive within these many seconds (408 otherwise); an idle keep-alive connection is closed.
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    body_timeout_seconds: float = Field(default=60.0, gt=0)
+    keep_alive_seconds: int = Field(default=5, ge=1)
+    # Connections (and requests in flight) one server process holds at once: past it new requests
+    # get 503. Per client address: connections past it are closed at once (trusted proxies exempt).
+    max_connections: int = Field(default=1000, ge=1)
+    max_connections_per_address: int = Field(default=100, ge=1)
     # Origins whose pages may call the API from a browser (comma-separated, e.g.
     # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
     cors_origins: str = ""
@@ -81,6 +105,10 @@ class Settings(BaseSettings):
     cors_allow_headers: str = ""
     # GraphQL hardening (docs/graphql.md, "Limits"). Introspection off also drops "Did you mean".
     graphql_introspection: bool = True
+    # Introspection without an API key, and "Did you mean" in validation errors: unset, only when
+    # EVIDENCE_ENV=development.
+    graphql_anonymous_introspection: bool | None = None
+    graphql_suggestions: bool | None = None
     # Mutation fields one document may run: each is a change of its own (a transaction, events).
     graphql_max_mutations: int = Field(default=5, ge=1)
     # A document (the ``query`` text, over HTTP and WebSocket) larger than this is refused before
@@ -127,6 +155,27 @@ class Settings(BaseSettings):
 
     def cors_allow_header_list(self) -> list[str]:
         return [part.strip() for part in self.cors_allow_headers.split(",") if part.strip()]
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        parse_networks(value)
+        return value
+
+    @field_validator("trusted_proxy_header")
+    @classmethod
+    def _proxy_header(cls, value: str) -> str:
+        if value.strip().lower() not in PROXY_HEADERS:
+            raise ValueError(f"one of {', '.join(PROXY_HEADERS)}")
+        return value.strip().lower()
+
+    @model_validator(mode="after")
+    def _development_defaults(self) -> Settings:
+        development = self.env.strip().lower() == "development"
+        for name in ("graphiql", "graphql_anonymous_introspection", "graphql_suggestions"):
+            if getattr(self, name) is None:
+                setattr(self, name, development)
+        return self
 
     def cors_origin_list(self) -> list[str]:
         return [part.strip() for part in self.cors_origins.split(",") if part.strip()]

@@ -112,6 +112,11 @@ def settings(database_url: str) -> Settings:
         # themselves are tests/test_rate_limits.py's.
         rate_limit_per_address=1_000_000,
         rate_limit_auth_failures=1_000_000,
+        # GraphiQL, keyless introspection and "Did you mean" are development aids (off in
+        # production); many tests use them. tests/test_edge_hardening.py checks production's defaults.
+        env="development",
+        # As `serve --host 127.0.0.1` tells the app: /metrics without a token (tests/test_metrics.py).
+        listen_host="127.0.0.1",
     )
 
 

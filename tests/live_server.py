@@ -38,6 +38,8 @@ async def serving(directory: Path, env: dict[str, str] | None = None) -> AsyncIt
     full_env = {
         **os.environ,
         "EVIDENCE_SECRET_KEY": "live-server-secret",
+        # As a developer runs it (README, "Quick start"): GraphiQL on.
+        "EVIDENCE_ENV": "development",
         "EVIDENCE_PUBLIC_BASE_URL": base,
         **(env or {}),
     }

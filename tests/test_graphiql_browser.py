@@ -85,6 +85,8 @@ def server(assets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     env = {
         **os.environ,
         "EVIDENCE_GRAPHIQL_ASSETS_DIR": str(assets),
+        # GraphiQL is a development aid: off in production (README, "Quick start").
+        "EVIDENCE_ENV": "development",
         "EVIDENCE_SECRET_KEY": "browser-test-secret",
         "EVIDENCE_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
     }

@@ -128,15 +128,16 @@ TEST_WEBHOOK = "mutation($i: TestWebhookInput!) { testWebhook(input: $i) { deliv
 
 async def test_ssrf_refusal_names_the_rule_not_the_address(configured: Configured) -> None:
     async with configured(webhook_allow_private_targets=False, webhook_connect_timeout_seconds=0.5) as api:
-        for url, rule in (("http://localhost:9/x", "loopback"), ("http://10.1.2.3/x", "private")):
+        rule = "must be a host that resolves to public internet addresses only"
+        for url in ("http://localhost:9/x", "http://10.1.2.3/x"):
             rest = await api.post("/api/v2/webhooks/test", {"target_url": url})
             assert rest.status_code == 422
             reason = rest.json()["details"]["fields"]["target_url"]
-            assert f"{rule} address" in reason and "127.0.0.1" not in rest.text and "::1" not in rest.text
+            assert reason == rule and "127.0.0.1" not in rest.text and "::1" not in rest.text
 
             body = await api.gql(TEST_WEBHOOK, {"i": {"targetUrl": url}})
             assert gql_code(body) == "BAD_USER_INPUT"
-            assert f"{rule} address" in str(body) and "127.0.0.1" not in str(body) and "::1" not in str(body)
+            assert rule in str(body) and "127.0.0.1" not in str(body) and "::1" not in str(body)
 
 
 def _lexer_count(document: str) -> int:

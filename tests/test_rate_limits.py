@@ -19,6 +19,7 @@ from evidence_gateway.schema import schema
 from evidence_gateway.schema.limits import operation_cost
 from tests.conftest import Api, error_body
 from tests.serve_process import Database, Node
+from tests.test_downloads import artifacts_of, with_query
 
 WINDOW = 3600  # long enough that no window ends during a test: counts are exact
 LIST = "query Few { workspaces(perPage: 10) { items { id name } } }"
@@ -89,20 +90,70 @@ async def test_requests_without_a_key_are_limited_per_address(app: Starlette, cl
     assert "RateLimit" not in (await client.get("/healthz")).headers
 
 
-async def test_wrong_keys_count_against_the_address(app: Starlette, api: Api) -> None:
+async def test_wrong_keys_count_against_the_address_and_only_they_are_refused(
+    app: Starlette, api: Api, api_b: Api
+) -> None:
     limit(app, rate_limit_auth_failures=3)
-    assert (await api.get("/api/v2/workspaces")).status_code == 200  # this key is verified here
-    for n in range(2):
-        wrong = await api.get("/api/v2/workspaces", key=f"evk_{n:048x}")
-        assert wrong.status_code == 401
+    assert (await api.get("/api/v2/workspaces", key="evk_" + "0" * 48)).status_code == 401
+    assert (await api.get("/api/v2/workspaces", key="not-even-a-key")).status_code == 401
     # GraphQL refuses a wrong key with 200 and WWW-Authenticate (docs/graphql.md): it counts too.
     headers = {"Authorization": "Bearer evk_" + "e" * 48}
     wrong_gql = await api.http.post("/graphql", json={"query": "{ workspaces { items { id } } }"}, headers=headers)
     assert wrong_gql.status_code == 200 and "WWW-Authenticate" in wrong_gql.headers
-    guessed = await api.get("/api/v2/workspaces", key="evk_" + "f" * 48)
-    assert_refused(guessed, "auth_failures", 3)
-    assert_refused(await api.get("/api/v2/workspaces", key=None), "auth_failures", 3)
-    # A client sharing the address with a key it used here before keeps working.
+    # Spent: the next wrong key is 429, on REST and on GraphQL (in its own shape) ...
+    assert_refused(await api.get("/api/v2/workspaces", key="evk_" + "f" * 48), "auth_failures", 3)
+    gql = await api.http.post("/graphql", json={"query": "{ __typename }"}, headers=headers)
+    assert assert_refused(gql, "auth_failures", 3)["errors"][0]["extensions"]["code"] == "RATE_LIMITED"
+    # ... but a valid key is never refused for it, even one this node has never seen before,
+    assert (await api_b.get("/api/v2/workspaces")).status_code == 200
+    assert "errors" not in await api.gql("{ workspaces { pagination { total } } }")
+    # and a request without a key is answered as ever: 401, not 429.
+    assert (await api.get("/api/v2/workspaces", key=None)).status_code == 401
+
+
+async def test_requests_without_a_key_never_count_as_failed_authentications(
+    app: Starlette, api: Api, client: httpx.AsyncClient
+) -> None:
+    limit(app, rate_limit_auth_failures=2)
+    introspection = {"query": "{ __schema { queryType { name } } }"}
+    for _ in range(5):
+        assert (await api.get("/api/v2/workspaces", key=None)).status_code == 401
+        assert (await client.post("/graphql", json=introspection)).status_code == 200
+        assert (await client.post("/graphql", json={"query": "{ workspaces { items { id } } }"})).status_code == 200
+    # The budget is whole: two wrong keys are still answered 401, the third is refused.
+    for _ in range(2):
+        assert (await api.get("/api/v2/workspaces", key="evk_" + "1" * 48)).status_code == 401
+    assert_refused(await api.get("/api/v2/workspaces", key="evk_" + "1" * 48), "auth_failures", 2)
+
+
+async def test_a_wrong_key_counts_even_when_no_field_needed_one(app: Starlette, client: httpx.AsyncClient) -> None:
+    limit(app, rate_limit_auth_failures=1)
+    introspection = {"query": "{ __schema { queryType { name } } }"}
+    headers = {"Authorization": "Bearer evk_" + "2" * 48}
+    assert (await client.post("/graphql", json=introspection, headers=headers)).status_code == 200
+    assert_refused(await client.post("/graphql", json=introspection, headers=headers), "auth_failures", 1)
+
+
+async def test_signed_downloads_pass_while_wrong_keys_and_forged_links_are_refused(app: Starlette, api: Api) -> None:
+    limit(app, rate_limit_auth_failures=5)
+    link = next(iter((await artifacts_of(api)).values()))["signed_download_url"]
+    for n in range(20):  # valid and wrong keys mixed, far past the failed-authentication budget
+        assert (await api.get("/api/v2/workspaces")).status_code == 200
+        expected = 401 if n < 5 else 429
+        assert (await api.get("/api/v2/workspaces", key=f"evk_{n:048x}")).status_code == expected
+    download = await api.http.get(link)
+    assert download.status_code == 200 and download.content
+    # A forged link is a wrong credential: 429 once the address has spent its budget.
+    forged = with_query(link, signature="0" * 64)
+    assert_refused(await api.http.get(forged), "auth_failures", 5)
+
+
+async def test_forged_links_count_as_failed_authentications(app: Starlette, api: Api) -> None:
+    limit(app, rate_limit_auth_failures=2)
+    link = next(iter((await artifacts_of(api)).values()))["signed_download_url"]
+    forged = with_query(link, signature="0" * 64)
+    assert [(await api.http.get(forged)).status_code for _ in range(3)] == [403, 403, 429]
+    assert (await api.http.get(link)).status_code == 200
     assert (await api.get("/api/v2/workspaces")).status_code == 200
 
 

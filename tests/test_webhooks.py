@@ -31,7 +31,7 @@ from evidence_gateway.resolvers.organizations import create_api_key, get_or_crea
 from evidence_gateway.settings import Settings
 from evidence_gateway.webhooks import guard, sender
 from evidence_gateway.webhooks.guard import forbidden_reason
-from tests.conftest import Api, create_workspace, gql_code
+from tests.conftest import Api, create_workspace, error_body, gql_code
 
 # -- a real receiver ------------------------------------------------------------------------------
 
@@ -402,6 +402,45 @@ async def test_guard_refuses_non_public_targets(guarded: Api, receiver: Receiver
     assert (await deliveries(guarded))["pagination"]["total"] == 0
 
 
+DEPRECATED_AND_SPECIAL_HOSTS = [
+    "[fec0::1]",  # site-local (deprecated)
+    "[2002:a00:1::1]",  # 6to4 of 10.0.0.1
+    "[2001:0:4136:e378:8000:63bf:f5ff:fffe]",  # Teredo of 10.0.0.1
+    "[64:ff9b::a00:1]",  # NAT64 of 10.0.0.1
+    "[::ffff:8.8.8.8]",  # IPv4-mapped: not an IPv6 host of its own
+    "0.1.2.3",
+    "192.0.0.9",
+    "198.18.0.1",
+    "239.1.1.1",
+    "240.0.0.1",
+    "255.255.255.255",
+    "[3fff::1]",
+]
+
+
+async def test_every_refused_target_gets_one_answer(guarded: Api, receiver: Receiver) -> None:
+    """A name that does not resolve and one that resolves to loopback, a private literal, a
+    special-purpose range: the same status and the same words, so nobody can map the internal
+    network or its DNS through the answers."""
+    port = receiver.base.rsplit(":", 1)[1]
+    hosts = ["no-such-host.invalid", "localhost", "10.1.2.3", *DEPRECATED_AND_SPECIAL_HOSTS]
+    answers = set()
+    for host in hosts:
+        resp = await guarded.post("/api/v2/webhooks/test", {"target_url": f"http://{host}:{port}/ok"})
+        answers.add((resp.status_code, json.dumps(error_body(resp), sort_keys=True)))
+        created = await guarded.post("/api/v2/webhook-endpoints", {"url": f"http://{host}:{port}/ok"})
+        answers.add((created.status_code, json.dumps(error_body(created), sort_keys=True)))
+    assert answers == {
+        (422, json.dumps({"error": "invalid webhook target", "details": {"code": "invalid_input",
+          "fields": {field: "must be a host that resolves to public internet addresses only"}}}, sort_keys=True))
+        for field in ("target_url", "url")
+    }  # fmt: skip
+    body = await guarded.gql(GQL_TEST, {"i": {"targetUrl": f"http://no-such-host.invalid:{port}/ok"}})
+    assert gql_code(body) == "BAD_USER_INPUT"
+    assert receiver.requests == []
+    assert (await deliveries(guarded))["pagination"]["total"] == 0
+
+
 async def test_guard_refuses_the_live_receiver_that_the_open_mode_reaches(
     guarded: Api, api: Api, receiver: Receiver
 ) -> None:
@@ -430,7 +469,19 @@ async def test_guard_lets_a_public_address_through_to_delivery(guarded: Api) -> 
         ("255.255.255.255", True),
         ("::", True),
         ("::ffff:10.0.0.1", True),
-        ("::ffff:8.8.8.8", False),
+        ("::ffff:8.8.8.8", True),  # IPv4-mapped: never a host's own IPv6 address
+        ("64:ff9b::808:808", False),  # NAT64 of 8.8.8.8
+        ("2002:808:808::", False),  # 6to4 of 8.8.8.8
+        ("fec0::1", True),  # site-local
+        ("2002:a00:1::", True),  # 6to4 of 10.0.0.1
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", True),  # Teredo of 10.0.0.1
+        ("64:ff9b::a00:1", True),  # NAT64 of 10.0.0.1
+        ("64:ff9b:1::808:808", True),  # local-use NAT64
+        ("0.1.2.3", True),
+        ("192.0.0.9", True),
+        ("192.88.99.1", True),
+        ("198.18.0.1", True),
+        ("3fff::1", True),
         ("64:ff9b::7f00:1", True),  # NAT64 of 127.0.0.1
         ("2002:7f00:1::", True),  # 6to4 of 127.0.0.1
         ("ff02::1", True),

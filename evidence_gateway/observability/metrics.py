@@ -12,6 +12,7 @@ sets it up) and any worker answering ``/metrics`` reads them all: a scrape sees 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 import re
 import time
@@ -117,9 +118,20 @@ def exposition(accept: str) -> tuple[bytes, str]:
     return encoder(REGISTRY), content_type
 
 
+def loopback_only(host: str) -> bool:
+    """True when a server listening on ``host`` can be reached from this machine alone."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # "", a name, 0.0.0.0's spellings: assume the network can reach it
+
+
 async def metrics_endpoint(request: Request) -> Response:
-    """GET /metrics: off (404) with EVIDENCE_METRICS=false; with EVIDENCE_METRICS_TOKEN set,
-    only for ``Authorization: Bearer <token>`` (Prometheus' ``authorization`` scrape option)."""
+    """GET /metrics: off (404) with EVIDENCE_METRICS=false; else only for ``Authorization:
+    Bearer <EVIDENCE_METRICS_TOKEN>`` (Prometheus' ``authorization`` scrape option), except on a
+    server listening on loopback alone, which serves it without a token when none is set."""
     settings = request.app.state.settings
     if not settings.metrics:
         raise NotFound("not found")
@@ -127,5 +139,7 @@ async def metrics_endpoint(request: Request) -> Response:
         given = request.headers.get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {settings.metrics_token}".encode()):
             raise Unauthenticated("missing or invalid metrics token")
+    elif not loopback_only(settings.listen_host):
+        raise Unauthenticated("metrics token required: this server listens beyond loopback (EVIDENCE_METRICS_TOKEN)")
     body, content_type = exposition(request.headers.get("accept", ""))
     return Response(body, headers={"Content-Type": content_type})

@@ -120,6 +120,9 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
     try:
         addresses = await guard.resolve(target, settings.webhook_connect_timeout_seconds)
     except guard.ResolutionFailed as exc:
+        if not settings.webhook_allow_private_targets:
+            # Refused like a private target, in the same words: no oracle of the internal DNS.
+            raise InvalidInput("invalid webhook target", fields={"target_url": guard.REFUSED}) from None
         outcome = sender.failed(str(exc))
     else:
         vetted = guard.vet(target, addresses, allow_private=settings.webhook_allow_private_targets)

@@ -8,7 +8,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from evidence_gateway.errors import DomainError, UnsupportedMediaType
+from evidence_gateway.errors import DomainError, RequestTimeout, UnsupportedMediaType
 from evidence_gateway.rest_compat.http import JSONResponse
 
 log = logging.getLogger("evidence_gateway.errors")
@@ -21,6 +21,8 @@ async def domain_error(_request: Request, exc: Exception) -> Response:
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
     if isinstance(exc, UnsupportedMediaType):
         headers = {"Accept-Post": exc.accept_post}
+    if isinstance(exc, RequestTimeout):
+        headers = {"Connection": "close"}  # the rest of the body may still come: not a next request
     return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
 

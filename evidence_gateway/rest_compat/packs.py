@@ -7,7 +7,9 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from evidence_gateway.context import Ctx
+from evidence_gateway.errors import Forbidden
 from evidence_gateway.packs.download import SignedLink
+from evidence_gateway.ratelimit.middleware import refuse_credential
 from evidence_gateway.read_models import (
     ApprovalAction,
     ApprovalActionResult,
@@ -91,15 +93,19 @@ async def download_caller(request: Request) -> Ctx | SignedLink:
     if "signature" not in query and "expires" not in query:
         return await caller(request)
     state = request.app.state
-    return SignedLink.verify(
-        state.db,
-        state.settings,
-        request.method,
-        request.path_params["id"],
-        query.get("expires"),
-        query.get("signature"),
-        request_id_of(request.scope),
-    )
+    try:
+        return SignedLink.verify(
+            state.db,
+            state.settings,
+            request.method,
+            request.path_params["id"],
+            query.get("expires"),
+            query.get("signature"),
+            request_id_of(request.scope),
+        )
+    except Forbidden:
+        refuse_credential(request.scope)  # counted against the address like a wrong key
+        raise
 
 
 async def download_artifact(request: Request) -> Response:

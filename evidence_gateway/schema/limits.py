@@ -418,7 +418,10 @@ class OperationChecks(SchemaExtension):
         if trusted is not None and (context.query is None or sha256_of(context.query) not in trusted):
             return [GraphQLError(DocumentNotTrusted().message, extensions={"code": DocumentNotTrusted.graphql_code})]
         settings = getattr(context.context, "settings", None)
-        if settings is not None and not settings.graphql_introspection:
+        anonymous = getattr(context.context, "principal", None) is None
+        if settings is not None and not (
+            settings.graphql_introspection and (settings.graphql_anonymous_introspection or not anonymous)
+        ):
             refused = validate(context.schema._schema, context.graphql_document, [NoSchemaIntrospectionCustomRule])
             if refused:
                 return [GraphQLError(e.message, e.nodes, extensions={"code": VALIDATION_FAILED}) for e in refused]

@@ -23,7 +23,7 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
-from evidence_gateway.errors import BadRequest, DomainError, Unauthenticated
+from evidence_gateway.errors import BadRequest, DomainError, RequestTimeout, Unauthenticated
 from evidence_gateway.http_body import (
     MAX_JSON_DEPTH,
     check_json_depth,
@@ -33,6 +33,7 @@ from evidence_gateway.http_body import (
     replayed,
 )
 from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.ratelimit.middleware import refuse_credential
 from evidence_gateway.request_id import request_id_of
 from evidence_gateway.schema import negotiation, persisted
 from evidence_gateway.schema.context import GraphQLContext
@@ -61,6 +62,8 @@ def graphql_error_response(
     headers = {}
     if code == "UNAUTHENTICATED":
         status, headers = 200, {"WWW-Authenticate": WWW_AUTHENTICATE}
+    elif status == RequestTimeout.status:
+        headers = {"Connection": "close"}  # the rest of the body may still come: not a next request
     body = {"errors": [{"message": message, "extensions": {**(details or {}), "code": code}}]}
     return Response(dumps(body), status_code=status, headers=headers, media_type=negotiation.content_type(media_type))
 
@@ -147,6 +150,8 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             principal = await authenticate(state.db, request.headers.get("authorization"), state.key_cache)
         except Unauthenticated:
             principal = None  # introspection stays open; data fields raise UNAUTHENTICATED
+            if "authorization" in request.headers:
+                refuse_credential(request.scope)  # a wrong key counts even if no field needed it
         request.state.sub_response = response
         request.state.authenticated = principal is not None
         request.state.org_id = principal.org_id if principal is not None else None
@@ -175,7 +180,8 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             request, validated=not before_execution, org_id=getattr(request.state, "org_id", None)
         )
         if result.errors:
-            suggestions = request.app.state.settings.graphql_introspection
+            settings = request.app.state.settings
+            suggestions = bool(settings.graphql_introspection and settings.graphql_suggestions)
             errors = [
                 format_error(e, before_execution=before_execution, suggestions=suggestions) for e in result.errors
             ]

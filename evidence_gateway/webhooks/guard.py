@@ -27,7 +27,47 @@ class GuardSettings(Protocol):
     webhook_allow_private_targets: bool
 
 
+# Every refused target gets this one answer: a name that does not resolve, one that resolves to a
+# private address and a private address literal are told apart by nobody who registers endpoints
+# (telling them apart would map the internal network and its DNS).
+REFUSED = "must be a host that resolves to public internet addresses only"
+
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_6TO4 = ipaddress.ip_network("2002::/16")
+# IPv6's global unicast space; everything outside it (::/8 with its IPv4-mapped and -compatible
+# forms, 100::/64 discard, fc00::/7 ULA, fe80::/10 link-local, fec0::/10 site-local, ff00::/8
+# multicast, 5f00::/16 SRv6, 64:ff9b:1::/48 local NAT64 …) is refused outright.
+_GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
+# Special-purpose blocks (IANA registries, RFC 6890 and successors), whatever this Python's
+# ``is_global`` table says (it changed between releases).
+_REFUSED_V4 = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",  # "this network"
+        "10.0.0.0/8",
+        "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+        "127.0.0.0/8",
+        "169.254.0.0/16",  # link-local, cloud metadata
+        "172.16.0.0/12",
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.0.2.0/24",  # TEST-NET-1
+        "192.88.99.0/24",  # 6to4 relay anycast (deprecated)
+        "192.168.0.0/16",
+        "198.18.0.0/15",  # benchmarking
+        "198.51.100.0/24",  # TEST-NET-2
+        "203.0.113.0/24",  # TEST-NET-3
+        "224.0.0.0/4",  # multicast
+        "240.0.0.0/4",  # reserved, and 255.255.255.255 broadcast
+    )
+)
+_REFUSED_V6 = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "2001::/23",  # IETF protocol assignments: Teredo, benchmarking, ORCHID …
+        "2001:db8::/32",  # documentation
+        "3fff::/20",  # documentation (RFC 9637)
+    )
+)
 
 
 class ResolutionFailed(Exception):
@@ -80,26 +120,23 @@ def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
 
 
 def forbidden_reason(ip: IPAddress) -> str | None:
-    """Why an address is not a public internet host, or None when it is."""
-    inner = embedded_ipv4(ip)
-    if inner is not None:
+    """Why an address is not a public internet host, or None when it is (for logs and tests:
+    the caller is only ever told ``REFUSED``)."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        if any(ip in net for net in _REFUSED_V4):
+            return "special-purpose IPv4"
+        return None if ip.is_global else "non-public IPv4"
+    if ip in _NAT64 or ip in _6TO4:
+        # A translator or a tunnel to the IPv4 address it carries: judged by that address.
+        inner = embedded_ipv4(ip)
+        assert inner is not None
         reason = forbidden_reason(inner)
-        # An IPv4-mapped address IS its IPv4 address (::ffff:0:0/96 itself counts as reserved).
-        if reason or (isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None):
-            return reason
-    checks = (
-        ("loopback", ip.is_loopback),
-        ("unspecified", ip.is_unspecified),
-        ("link-local", ip.is_link_local),
-        ("multicast", ip.is_multicast),
-        ("private", ip.is_private),
-        ("reserved", ip.is_reserved),
-    )
-    for name, hit in checks:
-        if hit:
-            return name
-    # Shared (100.64/10), documentation, benchmarking … are not global either.
-    return None if ip.is_global else "non-public"
+        return f"{'NAT64' if ip in _NAT64 else '6to4'} of {reason}" if reason else None
+    if ip not in _GLOBAL_UNICAST:
+        return "outside IPv6 global unicast"
+    if any(ip in net for net in _REFUSED_V6):
+        return "special-purpose IPv6"
+    return None
 
 
 async def resolve(target: Target, time_limit: float) -> tuple[str, ...]:
@@ -133,23 +170,19 @@ def _ip_literal(host: str) -> str | None:
 
 def vet(target: Target, addresses: tuple[str, ...], *, allow_private: bool, field: str = "target_url") -> Target:
     """Refuse (422) when ANY resolved address is non-public, unless private targets are allowed."""
-    if not allow_private:
-        for address in addresses:
-            reason = forbidden_reason(ipaddress.ip_address(address))
-            if reason:
-                # The rule, never the address: naming what an internal name resolves to would map
-                # the private network for whoever registers endpoints.
-                raise _refuse(f"resolves to a {reason} address; webhook targets must be public hosts", field)
+    if not allow_private and any(forbidden_reason(ipaddress.ip_address(a)) for a in addresses):
+        raise _refuse(REFUSED, field)
     return Target(url=target.url, host=target.host, port=target.port, addresses=addresses)
 
 
 async def checked(url: httpx.URL, settings: GuardSettings, field: str) -> Target:
-    """Resolve once and vet: the target a delivery connects to, or InvalidInput naming ``field``."""
+    """Resolve once and vet: the target a delivery connects to, or InvalidInput naming ``field``.
+    A name that does not resolve is refused as a private one is, in the same words."""
     target = target_of(url)
     try:
         addresses = await resolve(target, settings.webhook_connect_timeout_seconds)
     except ResolutionFailed as exc:
-        raise _refuse(str(exc), field) from None
+        raise _refuse(str(exc) if settings.webhook_allow_private_targets else REFUSED, field) from None
     return vet(target, addresses, allow_private=settings.webhook_allow_private_targets, field=field)
 
 
