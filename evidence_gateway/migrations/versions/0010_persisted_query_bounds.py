@@ -5,8 +5,8 @@ and documents unused for a number of days are deleted; both need to know who reg
 document and when it last ran. Documents already stored count for no organisation and are
 taken as last used when they were stored.
 
-Revision ID: 0009_persisted_query_bounds
-Revises: 0008_artifact_chunks
+Revision ID: 0010_persisted_query_bounds
+Revises: 0009_naming_convention
 Create Date: 2026-11-26 15:00:00.000000
 """
 
@@ -17,8 +17,8 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision: str = "0009_persisted_query_bounds"
-down_revision: str | Sequence[str] | None = "0008_artifact_chunks"
+revision: str = "0010_persisted_query_bounds"
+down_revision: str | Sequence[str] | None = "0009_naming_convention"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
