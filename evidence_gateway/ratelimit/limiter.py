@@ -10,9 +10,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.strategies import FixedWindowRateLimiter
@@ -91,14 +89,6 @@ def key_identity(token: str) -> str:
     return "key:" + hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
-def client_address(scope: Mapping[str, Any]) -> str:
-    """The client address a GraphQL socket is counted against (schema/socket_limits.py): the
-    scope's client, as the HTTP middleware counts requests. One client must be one address on
-    both transports: where a proxy's forwarded address is trusted for HTTP, use it here too."""
-    client = scope.get("client") or ("unknown",)
-    return str(client[0])
-
-
 class Limiter:
     def __init__(self, settings: Settings) -> None:
         self.policies = Policies.from_settings(settings)
@@ -125,17 +115,6 @@ class Limiter:
             return None
         remaining = max(stats.remaining, 0)
         return Verdict(policy, remaining > 0, remaining, _seconds_until(stats.reset_time), 0)
-
-    async def authentication_failed(self, address: str) -> None:
-        """Counts a refused key against the address's failed-authentication budget (HTTP 401s and
-        WebSocket 4403s alike)."""
-        await self.hit(self.policies.auth_failures, address)
-
-    async def authentication_blocked(self, address: str) -> Verdict | None:
-        """The address's failed-authentication budget when it is spent (then its requests are
-        refused), else None."""
-        verdict = await self.spent(self.policies.auth_failures, address)
-        return verdict if verdict is not None and not verdict.allowed else None
 
     def _complain(self) -> None:
         now = time.monotonic()

@@ -7,14 +7,14 @@ live subscriptions, and the rate-limit budgets its messages spend.
 - Every message, and the upgrade itself, spends one request from the budgets HTTP requests
   spend (ratelimit/limiter.py): the key's once the socket has one, else the address's. HTTP
   requests and socket messages with one key share its budget.
-- A refused key counts against the address's failed-authentication budget, as a 401 does; once
-  the address has spent it, its sockets are refused before their key is looked up (except a key
-  this process verified in the last ten minutes, as over HTTP).
+- A refused key counts against the address's failed-authentication budget, as a 401 does, through
+  the one function HTTP counts with (ratelimit/middleware.py); once the address has spent it, a
+  wrong key's socket is refused 4429 instead of 4403. A valid key is never refused for it, and a
+  socket without any credential is neither counted nor refused by it (as over HTTP).
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -22,16 +22,17 @@ from dataclasses import dataclass, field
 from starlette.websockets import WebSocket
 
 from evidence_gateway.auth import Principal
-from evidence_gateway.ratelimit.limiter import Limiter, Policy, client_address, key_identity
+from evidence_gateway.ratelimit.limiter import Limiter, Policy, key_identity
+from evidence_gateway.ratelimit.middleware import (
+    client_address,
+    count_failed_authentication,
+    failed_authentications_exhausted,
+)
 from evidence_gateway.settings import Settings
 
 # How often an open socket's key is looked up again (the key cache answers most of these): a
 # revoked key's socket is closed within this long, plus EVIDENCE_AUTH_CACHE_SECONDS.
 RECHECK_SECONDS = 30.0
-# How long a key verified over a socket exempts its address's sockets from a spent
-# failed-authentication budget (ratelimit/middleware.py's VERIFIED_SECONDS, for HTTP).
-VERIFIED_SECONDS = 600.0
-_MAX_VERIFIED = 10_000
 # A close frame's reason holds at most 123 bytes.
 MAX_REASON_BYTES = 123
 
@@ -67,7 +68,6 @@ class Sockets:
 
     recheck_seconds: float = RECHECK_SECONDS
     _counts: dict[str, Counter[Hashable]] = field(default_factory=dict)
-    _verified: dict[str, float] = field(default_factory=dict)
 
     def take(self, cap: Cap, who: Hashable, settings: Settings) -> bool:
         """One more for ``who``, if under the cap (nothing is taken otherwise)."""
@@ -86,14 +86,6 @@ class Sockets:
     def total(self, cap: Cap) -> int:
         """Held under ``cap`` by everyone (for operators and tests)."""
         return sum(self._counts.get(cap.name, Counter()).values())
-
-    def verified(self, identity: str) -> None:
-        if len(self._verified) >= _MAX_VERIFIED:
-            self._verified.clear()
-        self._verified[identity] = time.monotonic() + VERIFIED_SECONDS
-
-    def recently_verified(self, identity: str) -> bool:
-        return self._verified.get(identity, 0.0) > time.monotonic()
 
 
 class SocketRefused(Exception):
@@ -127,6 +119,7 @@ class SocketLimits:
         self.sockets = sockets
         self.limiter = limiter
         self.settings = settings
+        self.scope = websocket.scope
         self.address = client_address(websocket.scope)
         # Whom messages are charged to: the address until a key is accepted.
         self._policy: Policy = limiter.policies.address
@@ -160,20 +153,16 @@ class SocketLimits:
         if verdict is not None and not verdict.allowed:
             raise SocketRefused(TOO_MANY, self._spent(self._policy, verdict.reset_seconds))
 
-    async def before_authentication(self, token: str | None) -> None:
-        """Refuses the key unseen when the address has spent its failed-authentication budget."""
-        if not self.settings.rate_limits:
+    async def authentication_failed(self, presented: bool) -> None:
+        """A key refused (unknown, revoked, expired, malformed). A presented credential counts
+        against the address's failed-authentication budget, as a wrong key over HTTP does;
+        SocketRefused (4429) when that budget was already spent, as HTTP answers 429 for 401."""
+        if not (presented and self.settings.rate_limits):
             return
-        if token is not None and self.sockets.recently_verified(key_identity(token)):
-            return
-        blocked = await self.limiter.authentication_blocked(self.address)
-        if blocked is not None:
-            raise SocketRefused(TOO_MANY, self._spent(blocked.policy, blocked.reset_seconds))
-
-    async def authentication_failed(self) -> None:
-        """A key refused (unknown, revoked, expired, malformed, absent): counted as a 401 is."""
-        if self.settings.rate_limits:
-            await self.limiter.authentication_failed(self.address)
+        exhausted = await failed_authentications_exhausted(self.limiter, self.scope)
+        await count_failed_authentication(self.limiter, self.scope)
+        if exhausted is not None:
+            raise SocketRefused(TOO_MANY, self._spent(exhausted.policy, exhausted.reset_seconds))
 
     def authenticated(self, principal: Principal, token: str) -> None:
         """The key's socket cap; from now on messages spend from the key's budget."""
@@ -181,7 +170,6 @@ class SocketLimits:
         self._take(CONNECTIONS_PER_KEY, key)
         self._key = key
         self._policy, self._identity = self.limiter.policies.key, key_identity(token)
-        self.sockets.verified(self._identity)
 
     def take_subscription(self) -> bool:
         """A slot for one more live subscription of the socket's key (False: at the cap)."""

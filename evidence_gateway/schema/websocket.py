@@ -75,13 +75,12 @@ class WebSocketContext(GraphQLContext):
         assert self.limits is not None
         authorization = authorization_of(self.connection_params)
         token = bearer_token(authorization)
-        await self.limits.before_authentication(token)
         try:
             if authorization is None or token is None:
                 raise Unauthenticated()
             principal = await authenticate(self.db, authorization, self.key_cache)
         except Unauthenticated:
-            await self.limits.authentication_failed()
+            await self.limits.authentication_failed(presented=authorization is not None)
             raise ConnectionRejectionError() from None
         self.limits.authenticated(principal, token)
         self.principal, self.authorization = principal, authorization
@@ -194,7 +193,7 @@ class SubscriptionsHandler(BaseGraphQLTransportWSHandler[GraphQLContext, None]):
         try:
             await self.socket_context.recheck()
         except Unauthenticated:
-            await self.limits.authentication_failed()  # as a request with that key would be
+            await self.limits.authentication_failed(presented=True)  # as a request with that key would be
             raise SocketRefused(FORBIDDEN, KEY_REFUSED) from None
         except Exception:
             log.exception("re-checking a WebSocket's API key failed")
