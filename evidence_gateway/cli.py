@@ -365,7 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     db_option(listing)
     listing.set_defaults(func=cmd_keys_list)
     revoke = command(keys, "revoke", "revoke a key (every node refuses it within EVIDENCE_AUTH_CACHE_SECONDS)")
-    revoke.add_argument("key", metavar="PREFIX_OR_ID", help="the key's prefix (evk_1a2b3c) or id, from `keys list`")
+    revoke.add_argument(
+        "key",
+        metavar="PREFIX_OR_ID",
+        help="the key's prefix (evk_1a2b3c) or id, from `keys list`, or the key_prefix of a log line (1a2b3c4d)",
+    )
     revoke.add_argument("--org", default=None, metavar="NAME", help="only look among this organisation's keys")
     db_option(revoke)
     revoke.set_defaults(func=cmd_keys_revoke)

@@ -33,6 +33,9 @@ from tests.waiting import until
 
 CLI = [sys.executable, "-m", "evidence_gateway.cli"]
 LEASE_SECONDS = "1"
+# A start (migrations, imports, N worker processes each importing the app) takes seconds alone
+# and minutes on a machine busy with other work; only a server that never answers waits this long.
+STARTUP_SECONDS = 180.0
 SECRET = "crash-safety-test-secret"
 
 
@@ -71,7 +74,14 @@ def start_serve(
         except httpx.TransportError:
             return False
 
-    until(answers, f"serve to answer on port {port}", logs=logs)
+    try:
+        until(answers, f"serve to answer on port {port}", STARTUP_SECONDS, logs)
+    except BaseException:
+        # Never leave it behind: with --workers N its supervisor would go on restarting workers.
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        raise
     return proc
 
 

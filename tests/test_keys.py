@@ -4,6 +4,9 @@ minute, and the same management over GraphQL (admin keys) and the CLI."""
 
 from __future__ import annotations
 
+import io
+import json
+import logging
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -17,6 +20,7 @@ from sqlmodel import col
 from starlette.applications import Starlette
 
 from evidence_gateway.models import ApiKey
+from evidence_gateway.observability.logs import json_formatter
 from evidence_gateway.resolvers.organizations import create_api_key
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace, gql_code
@@ -258,6 +262,77 @@ async def test_keys_on_the_command_line(app: Starlette, database_url: str, clien
     ):
         done = run_cli(*args, "--database-url", url)
         assert (done.returncode, done.stdout, done.stderr) == (1, "", message)
+
+
+async def _logged_key_prefix(api: Api) -> str:
+    """The ``key_prefix`` of the access line that a request with ``api``'s key writes."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(json_formatter())
+    root, level = logging.getLogger(), logging.getLogger().level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        resp = await api.get("/api/v2/workspaces", headers={"X-Request-ID": "prefix-probe"})
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert resp.status_code == 200, resp.text
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    access = [x for x in lines if x.get("request_id") == "prefix-probe" and x["event"] == "request"]
+    assert len(access) == 1, lines
+    prefix: str = access[0]["key_prefix"]
+    return prefix
+
+
+async def test_keys_revoke_takes_the_prefix_the_logs_show(
+    app: Starlette, database_url: str, client: httpx.AsyncClient
+) -> None:
+    url = _cli_url(database_url)
+    first, second, third = [Api(client, await key_of(app, "read", "log-org")) for _ in range(3)]
+
+    # An operator sees a key in a log line and revokes it by what the line shows.
+    logged = await _logged_key_prefix(first)
+    assert re.fullmatch(r"[0-9a-f]{8}", logged) and first.key.startswith(f"evk_{logged}")
+    done = run_cli("keys", "revoke", logged, "--database-url", url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"revoked {first.key[:10]} ")
+    assert (await first.get("/api/v2/workspaces")).status_code == 401
+    assert (await second.get("/api/v2/workspaces")).status_code == 200  # only that one
+
+    # The same with evk_ in front, and in capitals.
+    done = run_cli("keys", "revoke", f"EVK_{(await _logged_key_prefix(second)).upper()}", "--database-url", url)
+    assert done.returncode == 0, done.stderr
+    assert (await second.get("/api/v2/workspaces")).status_code == 401
+
+    # Only the display prefix (evk_ + 6 hex) is stored: two keys sharing it (made so here, by chance
+    # 1 in 16 million a pair) cannot be told apart by a longer prefix, and nothing is revoked.
+    fourth = Api(client, await key_of(app, "read", "log-org"))
+    async with app.state.db.write() as session:
+        await session.execute(
+            update(ApiKey).where(col(ApiKey.display_prefix) == fourth.key[:10]).values(display_prefix=third.key[:10])
+        )
+    for shared in (third.key[:10], third.key[4:12]):
+        refused = run_cli("keys", "revoke", shared, "--database-url", url)
+        assert (refused.returncode, refused.stdout) == (1, ""), refused
+        assert refused.stderr == (
+            f"error: 2 keys start with {third.key[:10]}, as {shared!r} does; revoke by id (keys list --org NAME): "
+            "key: ambiguous prefix; nothing changed\n"
+        )
+    assert (await third.get("/api/v2/workspaces")).status_code == 200
+    assert (await fourth.get("/api/v2/workspaces")).status_code == 200
+    # The id still names one of them: the older, listed first among the keys not revoked.
+    listed = run_cli("keys", "list", "--org", "log-org", "--database-url", url).stdout
+    third_id = next(line.split()[0] for line in listed.splitlines()[1:] if line.rstrip().endswith("-"))
+    by_id = run_cli("keys", "revoke", third_id, "--database-url", url)
+    assert by_id.returncode == 0, by_id.stderr
+    assert (await third.get("/api/v2/workspaces")).status_code == 401
+    assert (await fourth.get("/api/v2/workspaces")).status_code == 200
+
+    for bad in ("evk_12345", "1a2b3c4d5"):
+        refused = run_cli("keys", "revoke", bad, "--database-url", url)
+        assert (refused.returncode, refused.stdout) == (1, ""), refused
+        assert refused.stderr.startswith(f"error: {bad!r} is neither a key id nor a key prefix"), refused.stderr
 
 
 # ---- revocation across nodes --------------------------------------------------------------------

@@ -8,17 +8,18 @@ every creation and revocation is a unit of work with its event (``api_key.create
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, StringConstraints
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.auth import Principal, Scope, generate_key, hash_key
+from evidence_gateway.auth import KEY_PREFIX, Principal, Scope, generate_key, hash_key
 from evidence_gateway.context import Ctx
 from evidence_gateway.db import Database
 from evidence_gateway.errors import InvalidInput, NotFound
@@ -128,18 +129,37 @@ async def list_for_org(db: Database, org_name: str) -> list[ApiKey]:
         return await _keys_of(session, org.id)
 
 
+# What names a key on the command line besides its id: its display prefix (``evk_1a2b3c``) or
+# the prefix log lines show (``key_prefix``: the 8 hex digits after ``evk_``, ``1a2b3c4d``), with
+# or without ``evk_``. Only the display prefix is stored, so a longer one is matched on its
+# first 6 digits and refused when two keys share them.
+_KEY_PREFIX = re.compile(r"(?:evk_)?([0-9a-f]{6})[0-9a-f]{0,2}")
+
+
+def _reference(reference: str) -> ColumnElement[bool]:
+    try:
+        return col(ApiKey.id) == uuid.UUID(reference)
+    except ValueError:
+        pass
+    found = _KEY_PREFIX.fullmatch(reference.strip().lower())
+    if found is None:
+        raise InvalidInput(
+            f"{reference!r} is neither a key id nor a key prefix (evk_1a2b3c, or the key_prefix of a log line)",
+            fields={"key": "not an id or prefix"},
+        )
+    return col(ApiKey.display_prefix) == KEY_PREFIX + found.group(1)
+
+
 async def revoke_by_reference(db: Database, reference: str, org_name: str | None = None) -> ApiKey:
-    """For the CLI: revoke one key named by its id or its display prefix (``evk_1a2b3c``).
+    """For the CLI: revoke one key named by its id, its display prefix (``evk_1a2b3c``) or the
+    ``key_prefix`` of a log line (``1a2b3c4d``).
 
     A prefix that several keys share is refused rather than guessed; the id is then needed.
     Revoking again changes nothing and is not an error.
     """
+    where = _reference(reference)
     async with db.read() as session:
-        stmt = select(ApiKey)
-        try:
-            stmt = stmt.where(col(ApiKey.id) == uuid.UUID(reference))
-        except ValueError:
-            stmt = stmt.where(col(ApiKey.display_prefix) == reference)
+        stmt = select(ApiKey).where(where)
         if org_name is not None:
             org = await _org_named(session, org_name)
             if org is None:
@@ -150,7 +170,8 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
             raise NotFound(f"no API key with id or prefix {reference!r}")
         if len(found) > 1:
             raise InvalidInput(
-                f"{len(found)} keys share the prefix {reference!r}; revoke by id (keys list --org NAME)",
+                f"{len(found)} keys start with {found[0].display_prefix}, as {reference!r} does; "
+                "revoke by id (keys list --org NAME)",
                 fields={"key": "ambiguous prefix"},
             )
     return await _revoke(_operator(db, found[0].org_id), found[0].id)
