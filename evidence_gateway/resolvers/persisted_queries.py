@@ -28,6 +28,7 @@ from sqlmodel import col
 
 from evidence_gateway.db import Database
 from evidence_gateway.models import PersistedQuery
+from evidence_gateway.scoping import of_org
 from evidence_gateway.settings import Settings
 from evidence_gateway.timeutil import utcnow
 
@@ -146,14 +147,14 @@ class PersistedQueries:
     async def _make_room(self, session: AsyncSession, org_id: uuid.UUID) -> None:
         """Delete the organisation's least recently used documents beyond its count minus one."""
         held = await session.scalar(
-            select(func.count()).select_from(PersistedQuery).where(col(PersistedQuery.org_id) == org_id)
+            select(func.count()).select_from(PersistedQuery).where(of_org(org_id, PersistedQuery))
         )
         excess = int(held or 0) - self.per_org + 1
         if excess <= 0:
             return
         oldest = (
             select(col(PersistedQuery.sha256))
-            .where(col(PersistedQuery.org_id) == org_id)
+            .where(of_org(org_id, PersistedQuery))
             .order_by(col(PersistedQuery.last_used_at), col(PersistedQuery.sha256))
             .limit(excess)
         )

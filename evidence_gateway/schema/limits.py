@@ -57,9 +57,11 @@ MAX_ALIASES = 30
 DEFAULT_MAX_MUTATIONS = 5  # EVIDENCE_GRAPHQL_MAX_MUTATIONS
 MAX_TOKENS = 2_000
 # Braces, brackets and parentheses nested in one document: the standard introspection query
-# needs 14, a data query at the depth limit with nested input objects about 20. Checked before
-# parsing, because graphql-core's parser and validation recurse per level (RecursionError).
-MAX_NESTING = 40
+# needs 14, a data query at the depth limit with nested input objects about 20, and a JSON
+# literal may nest as deep as a REST body's value (63 levels, jsoncodec.MAX_JSON_DEPTH) inside
+# the few levels of its mutation. Checked before parsing, because graphql-core's parser and
+# validation recurse per level (RecursionError well above this, in a request's stack).
+MAX_NESTING = 80
 # EVIDENCE_GRAPHQL_MAX_DOCUMENT_BYTES: a document is program text; the largest real one is a
 # few kilobytes, and longer ones cost the lexer time in proportion before anything is refused.
 DEFAULT_MAX_DOCUMENT_BYTES = 64 * 1024
