@@ -1,4 +1,4 @@
-"""The v2 contract's closed enums, read from the contract itself (shared/spec/evidence-api-v2.md).
+"""The v2 contract's closed enums, read from the contract itself (docs/evidence-api-v2.md).
 
 Every ``enum a, b, c`` of the contract's resource tables and request bodies is parsed from the
 markdown, so these tests follow the contract when it changes. Then:
@@ -11,9 +11,8 @@ markdown, so these tests follow the contract when it changes. Then:
   one of the contract's values; a field name the contract uses for one enum only is checked
   wherever it appears.
 
-The contract lives beside the repository (``shared/`` next to the checkout, or above it);
-``EVIDENCE_CONTRACT_SPEC`` names another copy. Without it these tests skip, except in CI
-(``CI`` set), where a missing contract fails.
+The contract is kept in the repository (docs/evidence-api-v2.md, as integrators received it);
+``EVIDENCE_CONTRACT_SPEC`` names another copy to check against.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ from tests.waiting import eventually
 from tests.webhook_receiver import Receiver, running
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = Path("shared") / "spec" / "evidence-api-v2.md"
+SPEC = ROOT / "docs" / "evidence-api-v2.md"
 
 ENUM = re.compile(r"\benum ([a-z0-9_]+(?:, [a-z0-9_]+)*)")
 # "`field` string (required; enum a, b)" and "`field` (enum a, b)" in an endpoint's body line.
@@ -49,11 +48,8 @@ ENDPOINT = re.compile(r"^\*\*(GET|POST|PUT|PATCH|DELETE) (/\S+)\*\*")
 CELL = re.compile(r"(?<!\\)\|")
 
 
-def spec_path() -> Path | None:
-    named = os.environ.get("EVIDENCE_CONTRACT_SPEC")
-    if named:
-        return Path(named)
-    return next((p / SPEC for p in (ROOT, *ROOT.parents) if (p / SPEC).is_file()), None)
+def spec_path() -> Path:
+    return Path(os.environ.get("EVIDENCE_CONTRACT_SPEC") or SPEC)
 
 
 @dataclass
@@ -117,13 +113,7 @@ def parse_contract(text: str) -> Contract:
 
 @pytest.fixture(scope="module")
 def contract() -> Contract:
-    path = spec_path()
-    if path is None or not path.is_file():
-        message = f"the v2 contract ({SPEC}) is not beside the checkout; set EVIDENCE_CONTRACT_SPEC"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    parsed = parse_contract(path.read_text(encoding="utf-8"))
+    parsed = parse_contract(spec_path().read_text(encoding="utf-8"))
     # The parser found what the contract closes (else it silently checks nothing).
     assert {"Workspace", "CalculationRun", "ReportPack", "PackArtifact", "EvidenceItem"} <= set(parsed.enums)
     assert "artifact_type" in parsed.enums["PackArtifact"] and parsed.bodies
