@@ -393,12 +393,7 @@ async def fail_pack(
     lease_end = as_aware(pack.lease_expires_at)
     if expired_only and (lease_end is None or lease_end >= utcnow()):
         return False
-    await store.discard(session, pack_id)
-    await session.execute(
-        update(PackArtifact)
-        .where(col(PackArtifact.report_pack_id) == pack_id)
-        .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
-    )
+    await _fail_files(session, pack_id, message)
     before = pack.status
     pack.status = PackStatus.failed.value
     pack.lease_owner = None
@@ -439,12 +434,7 @@ async def fail_pack_plainly(db: Database, pack_id: uuid.UUID, message: str) -> b
         )
         if not rows_changed(done):
             return False
-        await store.discard(session, pack_id)
-        await session.execute(
-            update(PackArtifact)
-            .where(col(PackArtifact.report_pack_id) == pack_id)
-            .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
-        )
+        await _fail_files(session, pack_id, message)
     log.error("pack %s failed by a plain update, without its event", pack_id)
     return True
 
@@ -535,3 +525,13 @@ async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUI
 async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
     """Every approval action of each pack, oldest first."""
     return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *batch.OLDEST)
+
+
+async def _fail_files(session: AsyncSession, pack_id: uuid.UUID, message: str) -> None:
+    """A failed pack keeps no stored files; each artifact says why it failed."""
+    await store.discard(session, pack_id)
+    await session.execute(
+        update(PackArtifact)
+        .where(col(PackArtifact.report_pack_id) == pack_id)
+        .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
+    )
