@@ -220,8 +220,9 @@ async def test_live_subscriptions_are_capped_per_key(app: Starlette, ws_url: str
     limit(app, ws_max_subscriptions_per_key=2)
     sockets = app.state.sockets
     async with GraphQLWS.connect(ws_url, bearer(key_a)) as one, GraphQLWS.connect(ws_url, bearer(key_a)) as two:
-        first = await one.subscribe(EVENTS)
-        second = await two.subscribe(EVENTS)
+        # From the start of the log: the event below reaches both whether or not they are live yet.
+        first = await one.subscribe(EVENTS, {"after": cursor_of(0)})
+        second = await two.subscribe(EVENTS, {"after": cursor_of(0)})
         refused = await two.message(await two.subscribe(EVENTS))
         assert refused == {
             "id": "2",
