@@ -33,14 +33,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import _bulk_insert_workspaces, _pg_admin, pg_available  # noqa: E402
-from evidence_gateway import migrate  # noqa: E402
 from evidence_gateway.app import create_app  # noqa: E402
-from evidence_gateway.db import Database  # noqa: E402
 from evidence_gateway.models import Organization, Workspace  # noqa: E402
 from evidence_gateway.resolvers.connections import WORKSPACES  # noqa: E402
-from evidence_gateway.resolvers.keyset import Window  # noqa: E402
 from evidence_gateway.resolvers.organizations import create_api_key  # noqa: E402
 from evidence_gateway.settings import Settings  # noqa: E402
+from evidence_gateway.store import migrate  # noqa: E402
+from evidence_gateway.store.db import Database  # noqa: E402
+from evidence_gateway.store.keyset import Window  # noqa: E402
 
 ROWS = 100_000
 DEEP = ROWS - 20  # page 5,000 of 20

@@ -30,14 +30,14 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.dialects import sqlite
 from sqlmodel import SQLModel
 
-from evidence_gateway import migrate
 from evidence_gateway.auth import authenticate
-from evidence_gateway.db import Database
+from evidence_gateway.core.scoping import ORG_PARAM
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import Workspace
 from evidence_gateway.resolvers import organizations
 from evidence_gateway.resolvers.workspaces import WORKSPACES
-from evidence_gateway.scoping import ORG_PARAM
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
 
 WS = SQLModel.metadata.tables["workspace"]
 CONCURRENCY = 8

@@ -24,11 +24,11 @@ from sqlalchemy import insert
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import shipments  # noqa: E402
 
-from evidence_gateway import migrate  # noqa: E402
-from evidence_gateway.db import Database  # noqa: E402
 from evidence_gateway.models import ImportBatch, Organization, Shipment, Workspace  # noqa: E402
 from evidence_gateway.resolvers.imports import INSERT_CHUNK, ImportCreate  # noqa: E402
 from evidence_gateway.resolvers.validation import parse  # noqa: E402
+from evidence_gateway.store import migrate  # noqa: E402
+from evidence_gateway.store.db import Database  # noqa: E402
 
 
 async def main(rows_n: int, url: str | None) -> dict[str, float]:

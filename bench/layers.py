@@ -44,13 +44,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import floor_app  # noqa: E402
 import run  # noqa: E402
 
-from evidence_gateway import migrate  # noqa: E402
 from evidence_gateway.app import create_app  # noqa: E402
 from evidence_gateway.auth import authenticate  # noqa: E402
-from evidence_gateway.db import Database  # noqa: E402
+from evidence_gateway.core.timeutil import utcnow  # noqa: E402
 from evidence_gateway.resolvers import organizations  # noqa: E402
 from evidence_gateway.settings import Settings  # noqa: E402
-from evidence_gateway.timeutil import utcnow  # noqa: E402
+from evidence_gateway.store import migrate  # noqa: E402
+from evidence_gateway.store.db import Database  # noqa: E402
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 WS = SQLModel.metadata.tables["workspace"]

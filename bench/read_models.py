@@ -20,10 +20,10 @@ from pydantic import TypeAdapter
 from sqlalchemy import select
 
 from evidence_gateway import models
-from evidence_gateway.db import Database
-from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.read_models import Workspace
 from evidence_gateway.resolvers.organizations import create_api_key
+from evidence_gateway.store.db import Database
 
 PAGE = 20
 ROUNDS = 7

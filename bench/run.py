@@ -359,7 +359,7 @@ def pg_drop(name: str) -> None:
 async def _checkpoint(url: str) -> None:
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from evidence_gateway.db import normalise_url
+    from evidence_gateway.store.db import normalise_url
 
     engine = create_async_engine(normalise_url(url))
     try:
@@ -376,7 +376,7 @@ async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> tuple[
     from sqlmodel import SQLModel
 
     from evidence_gateway import models  # noqa: F401
-    from evidence_gateway.db import normalise_url
+    from evidence_gateway.store.db import normalise_url
 
     ws, org = SQLModel.metadata.tables["workspace"], SQLModel.metadata.tables["organization"]
     engine = create_async_engine(normalise_url(url))

@@ -12,24 +12,27 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import ASGIApp
 
-from evidence_gateway import cors, graphiql, instance_secrets, migrate, rest_compat, wakeups
+from evidence_gateway import rest_compat
 from evidence_gateway.auth import KeyCache
-from evidence_gateway.db import Database
-from evidence_gateway.json_response import JSONResponse
-from evidence_gateway.observability import metrics, readiness, tracing
-from evidence_gateway.observability.access import AccessLogMiddleware
-from evidence_gateway.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
-from evidence_gateway.ratelimit.limiter import Limiter
-from evidence_gateway.ratelimit.middleware import RateLimitMiddleware
-from evidence_gateway.request_id import RequestIdMiddleware
+from evidence_gateway.core import instance_secrets, wakeups
+from evidence_gateway.core.subscriptions import SubscriptionHub
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
-from evidence_gateway.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.schema import persisted, schema
 from evidence_gateway.schema.socket_limits import Sockets
 from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
-from evidence_gateway.subscriptions import SubscriptionHub
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
+from evidence_gateway.web import cors, graphiql
+from evidence_gateway.web.json_response import JSONResponse
+from evidence_gateway.web.observability import metrics, readiness, tracing
+from evidence_gateway.web.observability.access import AccessLogMiddleware
+from evidence_gateway.web.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
+from evidence_gateway.web.ratelimit.limiter import Limiter
+from evidence_gateway.web.ratelimit.middleware import RateLimitMiddleware
+from evidence_gateway.web.request_id import RequestIdMiddleware
+from evidence_gateway.web.response_headers import ResponseHeadersMiddleware
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 

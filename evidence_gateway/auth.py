@@ -17,11 +17,11 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import col
 
-from evidence_gateway.db import Database
+from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.errors import Unauthenticated
 from evidence_gateway.models import ApiKey
-from evidence_gateway.observability import access
-from evidence_gateway.timeutil import as_aware, utcnow
+from evidence_gateway.store.db import Database
+from evidence_gateway.web.observability import access
 
 log = logging.getLogger(__name__)
 

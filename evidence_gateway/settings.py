@@ -8,8 +8,8 @@ from functools import lru_cache
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from evidence_gateway.proxies import HEADERS as PROXY_HEADERS
-from evidence_gateway.proxies import parse_networks
+from evidence_gateway.web.proxies import HEADERS as PROXY_HEADERS
+from evidence_gateway.web.proxies import parse_networks
 
 # RFC 9110 §5.1: a field name is a token.
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -85,7 +85,7 @@ class Settings(BaseSettings):
     # Shared rate-limit counters for several nodes (redis://host:port/db); memory otherwise.
     redis_url: str = ""
     # Reverse proxies whose forwarding header names the client (comma-separated addresses or CIDRs);
-    # none by default: the TCP peer is the client (evidence_gateway/proxies.py).
+    # none by default: the TCP peer is the client (evidence_gateway/web/proxies.py).
     trusted_proxies: str = ""
     # The one header read from them: x-forwarded-for, or forwarded (RFC 7239).
     trusted_proxy_header: str = "x-forwarded-for"
@@ -99,7 +99,7 @@ class Settings(BaseSettings):
     max_connections: int = Field(default=1000, ge=1)
     max_connections_per_address: int = Field(default=100, ge=1)
     # Origins whose pages may call the API from a browser (comma-separated, e.g.
-    # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/cors.py).
+    # "https://app.example.com,http://localhost:5173"); none by default (evidence_gateway/web/cors.py).
     cors_origins: str = ""
     # Request headers pages may send besides the defaults (comma-separated, e.g. "X-Tenant,Sentry-Trace").
     cors_allow_headers: str = ""

@@ -20,17 +20,17 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlmodel import col
 
-from evidence_gateway import idempotency
 from evidence_gateway.auth import Principal
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database, rows_changed
+from evidence_gateway.core import idempotency
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.leases import NODE_ID, expiry, register_waiter, unregister_waiter
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import DomainError
-from evidence_gateway.leases import NODE_ID, expiry, register_waiter, unregister_waiter
 from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
 from evidence_gateway.resolvers import calculations, packs
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.store.db import Database, rows_changed
 
 log = logging.getLogger(__name__)
 

@@ -21,10 +21,10 @@ from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
 from evidence_gateway.auth import generate_key, hash_key
-from evidence_gateway.db import Database
 from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.settings import Settings
+from evidence_gateway.store.db import Database
 from tests.gates import gate  # noqa: F401  (the checkpoint barrier fixture, for every test)
 
 PG_HOST = os.environ.get("EVIDENCE_TEST_PG_HOST", "127.0.0.1")
@@ -58,8 +58,8 @@ async def _admin(sql: str) -> None:
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     """One fresh PostgreSQL database for the whole run, dropped at the end."""
-    from evidence_gateway import migrate
-    from evidence_gateway.db import Database
+    from evidence_gateway.store import migrate
+    from evidence_gateway.store.db import Database
 
     name = f"evidence_test_{uuid.uuid4().hex[:12]}"
     url = f"postgresql+asyncpg://{PG_USER}@{PG_HOST}:{PG_PORT}/{name}"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from evidence_gateway import checkpoints
+from evidence_gateway.core import checkpoints
 
 
 class Gate:

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from evidence_gateway.db import Database
+from evidence_gateway.store.db import Database
 
 
 class StatementLog:

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from evidence_gateway import migrate
+from evidence_gateway.store import migrate
 from tests.conftest import PG_AVAILABLE, Api
 from tests.test_migrations import _fresh_pg, _on
 from tests.test_packs import calculated_workspace, generated

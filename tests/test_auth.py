@@ -39,8 +39,8 @@ async def test_rest_refuses_without_valid_key(api: Api, method: str, path: str, 
 async def test_revoked_key_is_refused(api: Api) -> None:
     from sqlalchemy import update
 
+    from evidence_gateway.core.timeutil import utcnow
     from evidence_gateway.models import ApiKey
-    from evidence_gateway.timeutil import utcnow
 
     assert (await api.get("/api/v2/workspaces")).status_code == 200
     db = api.http._transport.app.state.db  # type: ignore[attr-defined]
@@ -98,8 +98,8 @@ async def test_verified_keys_are_cached_briefly_and_revocation_takes_effect_afte
     from sqlalchemy import update
 
     from evidence_gateway.auth import KeyCache
+    from evidence_gateway.core.timeutil import utcnow
     from evidence_gateway.models import ApiKey
-    from evidence_gateway.timeutil import utcnow
 
     now = [1000.0]
     app = api.http._transport.app  # type: ignore[attr-defined]

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlmodel import SQLModel
 
-from evidence_gateway.http_body import MAX_JSON_DEPTH
+from evidence_gateway.web.http_body import MAX_JSON_DEPTH
 from tests.conftest import Api, create_workspace, error_body
 from tests.test_packs import calculated_workspace, generated
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import openpyxl
 from pypdf import PdfReader
 
-from evidence_gateway import signing
+from evidence_gateway.core import signing
 from tests.conftest import Api
 from tests.test_packs import calculated_workspace, generated
 

@@ -24,8 +24,8 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
-from evidence_gateway import checkpoints
-from evidence_gateway.events import EventType
+from evidence_gateway.core import checkpoints
+from evidence_gateway.core.events import EventType
 from evidence_gateway.resolvers.legacy import import_legacy_reports
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from tests.conftest import Api, create_workspace, gql_code

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from evidence_gateway import graphiql
+from evidence_gateway.web import graphiql
 
 HTML = {"Accept": "text/html"}
 

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from evidence_gateway import graphiql
+from evidence_gateway.web import graphiql
 from tests.chromium import CHROMIUM, Browser, chromium
 from tests.live_server import serving
 from tests.waiting import until

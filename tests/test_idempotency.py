@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from evidence_gateway import checkpoints
+from evidence_gateway.core import checkpoints
 from evidence_gateway.models import CalculationRun, IdempotencyRecord, ImportBatch, Shipment, Workspace
 from evidence_gateway.resolvers.organizations import create_api_key
 from tests.conftest import Api, create_workspace, gql_code

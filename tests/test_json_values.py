@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evidence_gateway.jsoncodec import MAX_JSON_DEPTH
+from evidence_gateway.core.jsoncodec import MAX_JSON_DEPTH
 from tests.conftest import Api, create_workspace
 from tests.test_bad_input import (
     CALCULATE,

@@ -20,8 +20,8 @@ from sqlmodel import col
 from starlette.applications import Starlette
 
 from evidence_gateway.models import ApiKey
-from evidence_gateway.observability.logs import json_formatter
 from evidence_gateway.resolvers.organizations import create_api_key
+from evidence_gateway.web.observability.logs import json_formatter
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace, gql_code
 from tests.test_cli import run_cli

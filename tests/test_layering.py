@@ -20,7 +20,7 @@ P = PACKAGE + "."
 DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     # Optional dependency: the 'otel' extra may be absent; tracing then logs once and stays off.
     **{
-        (P + "observability.tracing", module): "optional dependency (the 'otel' extra)"
+        (P + "web.observability.tracing", module): "optional dependency (the 'otel' extra)"
         for module in (
             "opentelemetry",
             "opentelemetry.instrumentation.starlette",
@@ -96,7 +96,7 @@ def test_rooms_below_the_transports_do_not_import_them(graph: ImportGraph, lower
         for edges in (graph.edges, graph.deferred_edges)
         for importer, targets in edges.items()
         for target in targets
-        if room(importer) == lower and room(target) in (*TRANSPORTS, "app", "cli", "graphiql")
+        if room(importer) == lower and (room(target) in (*TRANSPORTS, "app", "cli") or target == P + "web.graphiql")
     )
     frameworks = sorted(
         f"{_short(module)} imports {name}"
@@ -111,9 +111,16 @@ def test_the_graph_sees_what_python_sees(graph: ImportGraph) -> None:
     """A guard on the reader itself: known arrows are found, type-only imports are not."""
     assert P + "resolvers.keys" in graph.edges[P + "resolvers.organizations"]
     assert P + "calculation.engine" in graph.edges[P + "calculation.quality"]
-    assert P + "json_response" in graph.edges[P + "graphiql"]
+    assert P + "web.json_response" in graph.edges[P + "web.graphiql"]
     assert "strawberry" in graph.external[P + "schema.packs"]
     assert all(room(m) != "schema" for m in graph.edges[P + "rest_compat.http"])
+
+
+def test_the_package_root_holds_at_most_ten_modules() -> None:
+    """The root shows the architecture: subpackages by role, a handful of modules beside them."""
+    root = Path(__file__).resolve().parent.parent / PACKAGE
+    modules = sorted(p.name for p in root.glob("*.py"))
+    assert len(modules) <= 10, modules
 
 
 def test_the_readme_layout_names_every_room_once(graph: ImportGraph) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from evidence_gateway.observability.logs import json_formatter
+from evidence_gateway.web.observability.logs import json_formatter
 from tests.conftest import Api
 from tests.serve_process import Database, Node, database
 from tests.test_crash_safety import ROWS

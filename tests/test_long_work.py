@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import CalculationRun, ReportPack
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
 from evidence_gateway.worker import Worker
 from tests.conftest import Api
 from tests.test_packs import calculated_workspace

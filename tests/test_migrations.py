@@ -23,8 +23,8 @@ from alembic import command
 from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
 from alembic.runtime.migration import MigrationContext
 
-from evidence_gateway import migrate
-from evidence_gateway.db import Database
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
 from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER, _admin
 from tests.test_cli import CLI, free_port, run_cli
 

@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis import checks as st_checks
 
-from evidence_gateway import migrate
 from evidence_gateway.app import create_app
-from evidence_gateway.db import Database
 from evidence_gateway.resolvers.legacy import import_legacy_reports
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.rest_compat.openapi import document
 from evidence_gateway.settings import Settings
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
 
 # Bounded so the module stays well under a minute on SQLite; raise it locally to dig deeper.
 EXAMPLES = int(os.environ.get("EVIDENCE_CONTRACT_EXAMPLES", "10"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import StatementError
 
-from evidence_gateway import scoping
+from evidence_gateway.core import scoping
 from evidence_gateway.resolvers import workspaces
 from tests.conftest import Api, create_workspace
 

@@ -437,7 +437,7 @@ async def test_cancelled_generation_marks_the_pack_failed(api: Api, monkeypatch:
     import threading
 
     from evidence_gateway.auth import authenticate
-    from evidence_gateway.context import Ctx
+    from evidence_gateway.core.context import Ctx
     from evidence_gateway.resolvers import packs
 
     ws = await calculated_workspace(api)

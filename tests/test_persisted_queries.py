@@ -16,7 +16,7 @@ import pytest
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
-from evidence_gateway.events import cursor_of
+from evidence_gateway.core.events import cursor_of
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.settings import Settings
 from tests.conftest import Api, Configured, create_workspace, error_body, gql_code, seed_key

@@ -18,11 +18,11 @@ from sqlmodel import col
 from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import PersistedQuery
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.resolvers.persisted_queries import TOUCH_INTERVAL, PersistedQueries
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
 from tests.conftest import Api, gql_code
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"

@@ -1,4 +1,4 @@
-"""PostgreSQL's hot reads on asyncpg itself (evidence_gateway/pg_reads.py): what they return is
+"""PostgreSQL's hot reads on asyncpg itself (evidence_gateway/store/pg_reads.py): what they return is
 what SQLAlchemy returns, and a read cut short never leaves its connection in the pool."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import Integer, bindparam, func, literal, select
 from sqlalchemy.exc import StatementError
 
-from evidence_gateway.db import Database
 from evidence_gateway.models import Workspace
 from evidence_gateway.models.base import table_of
+from evidence_gateway.store.db import Database
 from tests.conftest import PG_AVAILABLE
 from tests.waiting import eventually
 

@@ -14,9 +14,9 @@ import pytest
 from graphql import parse
 from starlette.applications import Starlette
 
-from evidence_gateway.ratelimit.limiter import Limiter
 from evidence_gateway.schema import schema
 from evidence_gateway.schema.limits import operation_cost
+from evidence_gateway.web.ratelimit.limiter import Limiter
 from tests.conftest import Api, error_body
 from tests.serve_process import Database, Node
 from tests.test_downloads import artifacts_of, with_query

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import text
 from starlette.applications import Starlette
 
-from evidence_gateway import migrate
 from evidence_gateway.app import create_app
 from evidence_gateway.settings import Settings
+from evidence_gateway.store import migrate
 
 
 @pytest.fixture

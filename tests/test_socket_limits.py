@@ -14,10 +14,10 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from evidence_gateway.events import cursor_of
-from evidence_gateway.ratelimit.limiter import Limiter
+from evidence_gateway.core.events import cursor_of
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.schema.socket_limits import SUBSCRIPTIONS_PER_KEY
+from evidence_gateway.web.ratelimit.limiter import Limiter
 from tests.conftest import Api, create_workspace
 from tests.live_server import serving, ws_served
 from tests.waiting import eventually

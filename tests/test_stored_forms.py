@@ -16,11 +16,11 @@ from sqlalchemy import text
 from sqlmodel import SQLModel
 from starlette.applications import Starlette
 
-from evidence_gateway.db import Database
-from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.core.jsoncodec import dumps
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import ApiKey, Workspace
 from evidence_gateway.resolvers.organizations import create_api_key
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.store.db import Database
 from tests.conftest import Api, create_workspace
 from tests.test_cli import run_cli
 
@@ -296,8 +296,8 @@ async def test_every_write_path_stores_one_form(app: Starlette, api: Api, tmp_pa
 @pytest.mark.parametrize("url", ["sqlite+aiosqlite:///:memory:", "sqlite+aiosqlite://", "sqlite://"])
 def test_in_memory_sqlite_is_refused_in_one_line(url: str, tmp_path: Path) -> None:
     from evidence_gateway.app import create_app
-    from evidence_gateway.db import IN_MEMORY_REFUSED, UnsupportedDatabase
     from evidence_gateway.settings import Settings
+    from evidence_gateway.store.db import IN_MEMORY_REFUSED, UnsupportedDatabase
 
     with pytest.raises(UnsupportedDatabase, match=re.escape(IN_MEMORY_REFUSED)):
         create_app(Settings(database_url=url, secret_key="k"))

@@ -24,10 +24,10 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from evidence_gateway import graphiql
-from evidence_gateway.events import cursor_of
+from evidence_gateway.core.events import cursor_of
+from evidence_gateway.core.subscriptions import SubscriptionHub
 from evidence_gateway.resolvers.organizations import create_api_key
-from evidence_gateway.subscriptions import SubscriptionHub
+from evidence_gateway.web import graphiql
 from tests import serve_process
 from tests.conftest import PG_AVAILABLE, Api, create_workspace
 from tests.live_server import ws_served

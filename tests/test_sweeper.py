@@ -17,9 +17,9 @@ from sqlalchemy import String, cast, select, type_coerce, update
 from sqlalchemy.types import JSON
 from sqlmodel import col
 
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, ShipmentEmission
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
 from evidence_gateway.worker import Worker
 from tests.conftest import Api, create_workspace
 from tests.test_long_work import ASYNC, app_state

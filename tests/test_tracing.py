@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from evidence_gateway.app import create_app
-from evidence_gateway.observability.tracing import requested
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.settings import Settings
+from evidence_gateway.web.observability.tracing import requested
 
 
 def spans_in(text: str) -> list[dict[str, Any]]:

@@ -23,12 +23,12 @@ import pytest
 import trustme
 from starlette.applications import Starlette
 
-from evidence_gateway import migrate
 from evidence_gateway.app import create_app
 from evidence_gateway.cli import main as cli_main
-from evidence_gateway.db import Database
 from evidence_gateway.resolvers.organizations import create_api_key, get_or_create_org
 from evidence_gateway.settings import Settings
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
 from evidence_gateway.webhooks import guard, sender
 from evidence_gateway.webhooks.guard import forbidden_reason
 from tests.conftest import Api, create_workspace, error_body, gql_code

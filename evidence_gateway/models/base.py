@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Column, Dialect, Table
 from sqlmodel import Field, SQLModel
 
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.core.timeutil import utcnow
 
 #: Every constraint's name, on both databases, whichever way the table was made: ``create_all``
 #: on a new database and the revisions on an old one name them alike (migration 0009), so a

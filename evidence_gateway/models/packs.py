@@ -113,7 +113,7 @@ class ArtifactContent(SQLModel, table=True):
     """The bytes on SQLite, apart from the metadata, so listing artifacts never loads files.
 
     One BLOB per file, written and read a slice at a time through SQLite's incremental blob I/O
-    (packs/sqlite_blobs.py). On PostgreSQL this table stays empty: see
+    (store/sqlite_blobs.py). On PostgreSQL this table stays empty: see
     ArtifactContentChunk.
     """
 

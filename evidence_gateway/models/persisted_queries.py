@@ -8,8 +8,8 @@ from datetime import datetime
 from sqlalchemy import Column, Index, Text
 from sqlmodel import Field, SQLModel
 
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models.base import created_field
-from evidence_gateway.timeutil import utcnow
 
 
 class PersistedQuery(SQLModel, table=True):

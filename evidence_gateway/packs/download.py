@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from evidence_gateway import signing
-from evidence_gateway.db import Database
+from evidence_gateway.core import signing
 from evidence_gateway.models import PackArtifact
 from evidence_gateway.packs import store
 from evidence_gateway.settings import Settings
+from evidence_gateway.store.db import Database
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import (
     ArtifactType,
@@ -24,7 +25,6 @@ from evidence_gateway.models import (
     PackArtifact,
     ReportPack,
 )
-from evidence_gateway.scoping import owned_by
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 

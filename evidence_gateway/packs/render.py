@@ -21,7 +21,7 @@ from typing import IO, Any, BinaryIO, cast
 
 from evidence_gateway.artifacts import SPECS, ArtifactSpec
 from evidence_gateway.artifacts.data import PackData, ShipmentLine
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.models import PackArtifact
 from evidence_gateway.packs.rows import pages
 from evidence_gateway.packs.store import store_file

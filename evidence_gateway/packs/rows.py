@@ -15,9 +15,9 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from evidence_gateway.artifacts.data import ShipmentLine
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import Shipment, ShipmentEmission
-from evidence_gateway.scoping import owned_by
 
 ROW_CHUNK = 2_000
 

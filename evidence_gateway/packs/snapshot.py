@@ -24,8 +24,9 @@ from evidence_gateway.artifacts.data import (
     RunInfo,
     WorkspaceInfo,
 )
-from evidence_gateway.context import Ctx
-from evidence_gateway.events import EventType
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import (
     ApiKey,
     CalculationRun,
@@ -41,7 +42,6 @@ from evidence_gateway.models import (
     Shipment,
     Workspace,
 )
-from evidence_gateway.scoping import owned_by
 
 
 async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tuple[list[ImportBatch], PackData]:

@@ -19,15 +19,15 @@ from sqlalchemy import CursorResult, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway import checkpoints
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database, rows_changed
+from evidence_gateway.core import checkpoints
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.leases import NODE_ID
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.errors import Conflict, NotFound
-from evidence_gateway.leases import NODE_ID
 from evidence_gateway.models import ArtifactContent, ArtifactContentChunk, ArtifactStatus, PackArtifact, ReportPack
 from evidence_gateway.models.base import table_of
-from evidence_gateway.packs import sqlite_blobs
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.store import sqlite_blobs
+from evidence_gateway.store.db import Database, rows_changed
 
 # Bytes per stored row on PostgreSQL (ArtifactContentChunk): the driver holds one at a time.
 CHUNK_BYTES = 1024 * 1024

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from evidence_gateway.events import cursor_of
+from evidence_gateway.core.events import cursor_of
 from evidence_gateway.read_models.base import EXTENSION, ReadModel
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from evidence_gateway import models, signing
+from evidence_gateway import models
+from evidence_gateway.core import signing
 from evidence_gateway.models import ApprovalActionType, ArtifactStatus, PackStatus
 from evidence_gateway.read_models.base import EXTENSION, ReadModel, Uri, ext, render_optional
 from evidence_gateway.read_models.calculations import CalculationRun, DataQualityAssessment

@@ -9,18 +9,18 @@ from typing import Annotated, Any
 from pydantic import Field
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import readable
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import Conflict, NotFound, Unauthenticated
-from evidence_gateway.events import EventType
 from evidence_gateway.models import ApprovalAction, ApprovalActionType, PackStatus, WorkspaceStatus
 from evidence_gateway.packs.lookup import artifacts_of, load_pack
-from evidence_gateway.representation import pack_json
+from evidence_gateway.read_models.representation import pack_json
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_writable_workspace, move_workspace
-from evidence_gateway.scoping import readable
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import unit_of_work
 
 # action -> (statuses it may start from, status it leads to)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {

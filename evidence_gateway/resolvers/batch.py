@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Select, bindparam, select
 
-from evidence_gateway.context import Ctx
-from evidence_gateway.records import records
-from evidence_gateway.scoping import owned, rows, table_of
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned, rows, table_of
+from evidence_gateway.store.records import records
 
 K = TypeVar("K", bound=Hashable)
 # Orders for grouped_by_key: (column name, descending).

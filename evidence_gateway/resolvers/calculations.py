@@ -21,14 +21,16 @@ from sqlalchemy import Row, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway import checkpoints
 from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database, driver_connection, rows_changed
+from evidence_gateway.core import checkpoints
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
+from evidence_gateway.core.scoping import owned_by, readable
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InternalError, NotFound
-from evidence_gateway.events import EventType
-from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     CalculationRun,
     DataQualityAssessment,
@@ -39,7 +41,7 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
-from evidence_gateway.representation import assessment_json, run_json
+from evidence_gateway.read_models.representation import assessment_json, run_json
 from evidence_gateway.resolvers import batch, legacy, methodology
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
@@ -49,9 +51,7 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
-from evidence_gateway.scoping import owned_by, readable
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.store.db import Database, driver_connection, rows_changed
 
 log = logging.getLogger(__name__)
 

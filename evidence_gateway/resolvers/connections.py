@@ -12,14 +12,14 @@ from typing import Any
 
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
 from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.resolvers.evidence import scoped_workspace
-from evidence_gateway.resolvers.keyset import Order, Slice, keyset_slice, window
 from evidence_gateway.resolvers.validation import parse_id
-from evidence_gateway.scoping import owned_by
+from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
 
 # Newest first like the REST lists, each served by an index on (scope, time, id):
 # migrations 0007_keyset_indexes.

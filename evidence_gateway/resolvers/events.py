@@ -11,13 +11,13 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from evidence_gateway.auth import Scope
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import cursor_of, sequence_of
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import InvalidInput
-from evidence_gateway.events import cursor_of, sequence_of
 from evidence_gateway.models import Event
 from evidence_gateway.models.base import table_of
 from evidence_gateway.resolvers.validation import parse
-from evidence_gateway.scoping import owned_by
 
 # What only an admin key reads in an event's data, by subject type: a webhook endpoint's URL is
 # often a bearer capability (a token in its path or query), and endpoints are admin business.

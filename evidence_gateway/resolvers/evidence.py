@@ -14,9 +14,12 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import owned_by, readable
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
-from evidence_gateway.events import EventType
 from evidence_gateway.models import (
     AttachmentScope,
     EvidenceItem,
@@ -27,13 +30,10 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
-from evidence_gateway.representation import evidence_item_json
+from evidence_gateway.read_models.representation import evidence_item_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
-from evidence_gateway.scoping import owned_by, readable
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import unit_of_work
 
 EvidenceTypeName = Annotated[str, OneOf(EvidenceType)]
 VerificationName = Annotated[str, OneOf(VerificationStatus)]

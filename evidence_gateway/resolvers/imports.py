@@ -9,9 +9,12 @@ from pydantic import Field, ValidationInfo, field_validator
 from sqlalchemy import Row, insert, select
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import readable
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import NotFound
-from evidence_gateway.events import EventType
 from evidence_gateway.models import (
     DistanceSource,
     DistanceType,
@@ -23,13 +26,10 @@ from evidence_gateway.models import (
     WorkspaceStatus,
 )
 from evidence_gateway.models.base import table_of
-from evidence_gateway.representation import import_batch_json
+from evidence_gateway.read_models.representation import import_batch_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, ShortText, StrictInput, WholeNumber, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
-from evidence_gateway.scoping import readable
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import unit_of_work
 
 ModeName = Annotated[str, OneOf(TransportMode)]
 FuelName = Annotated[str, OneOf(FuelType)]

@@ -20,16 +20,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.auth import KEY_PREFIX, Principal, Scope, generate_key, hash_key
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import of_org, readable
+from evidence_gateway.core.timeutil import as_aware, utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.events import EventType
 from evidence_gateway.models import ApiKey, Organization
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
-from evidence_gateway.scoping import of_org, readable
 from evidence_gateway.settings import get_settings
-from evidence_gateway.timeutil import as_aware, utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.store.db import Database
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
 # What `keys create` gives without --scope: what every key could do before scopes existed,

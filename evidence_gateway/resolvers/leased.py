@@ -10,11 +10,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.leases import kept_alive
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import DomainError, InternalError
-from evidence_gateway.leases import kept_alive
-from evidence_gateway.observability import metrics
-from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.web.observability import metrics
 
 log = logging.getLogger(__name__)
 

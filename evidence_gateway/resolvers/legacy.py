@@ -14,12 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.auth import Principal
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import of_org, owned_by, readable
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.events import EventType
 from evidence_gateway.models import CalculationRun, LegacyReport, Organization, ReportPack
-from evidence_gateway.representation import legacy_report_json
+from evidence_gateway.read_models.representation import legacy_report_json
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import (
@@ -32,10 +34,8 @@ from evidence_gateway.resolvers.validation import (
     parse_id,
 )
 from evidence_gateway.resolvers.workspaces import periods_overlap
-from evidence_gateway.scoping import of_org, owned_by, readable
 from evidence_gateway.settings import get_settings
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import unit_of_work
+from evidence_gateway.store.db import Database
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from sqlmodel import col
 from evidence_gateway.calculation import Factor, FactorSet
 from evidence_gateway.calculation.engine import dec
 from evidence_gateway.calculation.factors import DEFAULT_PROFILE_ID
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import InternalError
 from evidence_gateway.models import EmissionFactor, MethodologyProfile
 

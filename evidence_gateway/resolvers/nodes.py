@@ -13,10 +13,10 @@ from typing import Any
 from sqlalchemy import literal, select, union_all
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
 from evidence_gateway.resolvers.events import as_seen_by
-from evidence_gateway.scoping import owned_by
 
 NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceItem, Event)
 

@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlmodel import col
 
-from evidence_gateway.db import Database
 from evidence_gateway.models import Organization
 from evidence_gateway.resolvers.keys import create_for_org
+from evidence_gateway.store.db import Database
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
 __all__ = ["create_api_key", "get_or_create_org", "new_webhook_secret", "organization_count"]

@@ -28,13 +28,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway import checkpoints
 from evidence_gateway.artifacts import SPECS, pack_hash
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database, rows_changed
+from evidence_gateway.core import checkpoints
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
+from evidence_gateway.core.scoping import owned, owned_by, rows, rows_many, table_of
+from evidence_gateway.core.timeutil import as_aware, utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
-from evidence_gateway.events import EventType
-from evidence_gateway.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.models import (
     ApprovalAction,
     ArtifactStatus,
@@ -55,9 +57,8 @@ from evidence_gateway.packs.download import Download, SignedLink
 from evidence_gateway.packs.lookup import PackDetail, artifacts_of, in_type_order, load_pack
 from evidence_gateway.packs.render import render_and_store
 from evidence_gateway.packs.snapshot import take_snapshot
-from evidence_gateway.representation import pack_json
+from evidence_gateway.read_models.representation import pack_json
 from evidence_gateway.resolvers import batch
-from evidence_gateway.resolvers.joined import Joined
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.preconditions import touch
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
@@ -67,9 +68,8 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
-from evidence_gateway.scoping import owned, owned_by, rows, rows_many, table_of
-from evidence_gateway.timeutil import as_aware, utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.store.db import Database, rows_changed
+from evidence_gateway.store.joined import Joined
 
 log = logging.getLogger(__name__)
 

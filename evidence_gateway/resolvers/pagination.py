@@ -8,10 +8,10 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import ColumnElement, and_, bindparam, func, select
 
-from evidence_gateway.context import Ctx
-from evidence_gateway.records import records
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned, rows, table_of
 from evidence_gateway.resolvers.validation import parse
-from evidence_gateway.scoping import owned, rows, table_of
+from evidence_gateway.store.records import records
 
 T = TypeVar("T")
 

@@ -26,11 +26,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.db import Database
+from evidence_gateway.core.scoping import of_org
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import PersistedQuery
-from evidence_gateway.scoping import of_org
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.store.db import Database
 
 # How stale a document's recorded last use may be before a lookup writes it again, and how often
 # a node purges unused documents: the lifetime is counted in days, one write an hour is plenty.

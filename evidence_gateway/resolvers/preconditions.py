@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import PreconditionFailed
 
 

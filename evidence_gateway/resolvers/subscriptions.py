@@ -1,6 +1,6 @@
 """Org-scoped reads of the event log for live subscribers (GraphQL subscriptions, docs/events.md).
 
-The subscription hub (``evidence_gateway/subscriptions.py``) tails one organisation's log and
+The subscription hub (``evidence_gateway/core/subscriptions.py``) tails one organisation's log and
 each subscriber catches up from the table; both read through these functions, so what a
 subscriber can see is decided here, next to the other resolvers: one organisation's events,
 filtered by type (and subject, for a pack's changes), in sequence order.
@@ -16,12 +16,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlmodel import col
 
-from evidence_gateway.db import Database
+from evidence_gateway.core.events import EventType, sequence_of
+from evidence_gateway.core.scoping import of_org
 from evidence_gateway.errors import InvalidInput
-from evidence_gateway.events import EventType, sequence_of
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers.events import as_seen_by as as_seen_by  # as the events query shows them
-from evidence_gateway.scoping import of_org
+from evidence_gateway.store.db import Database
 
 # Rows per read: large enough that a backlog costs few round trips, small enough that one read
 # holds little memory and a connection only briefly.

@@ -15,8 +15,8 @@ import orjson
 from pydantic import BaseModel, BeforeValidator, ConfigDict, GetCoreSchemaHandler, StringConstraints, ValidationError
 from pydantic_core import CoreSchema, core_schema
 
+from evidence_gateway.core.jsoncodec import MAX_JSON_INT, MIN_JSON_INT
 from evidence_gateway.errors import BadRequest, InvalidInput, NotFound
-from evidence_gateway.jsoncodec import MAX_JSON_INT, MIN_JSON_INT
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -17,17 +17,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.auth import Scope
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import of_org, readable
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.events import EventType
 from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
-from evidence_gateway.representation import webhook_endpoint_json
+from evidence_gateway.read_models.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
-from evidence_gateway.scoping import of_org, readable
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
 from evidence_gateway.webhooks import delivery, guard
 
 # Both secrets sign for this long after a rotation, so receivers can switch without a gap.

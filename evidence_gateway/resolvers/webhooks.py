@@ -13,8 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.auth import Scope
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
@@ -23,8 +24,7 @@ from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import unit_of_work
+from evidence_gateway.store.db import Database
 from evidence_gateway.webhooks import delivery, guard, sender, signing
 
 DEFAULT_EVENT_TYPE = "pack.published"

@@ -1,6 +1,6 @@
 """The workspace detail: the workspace with its latest run, assessment and pack (with its
 artifacts), in two statements at most: the workspace joined to its latest run, assessment and
-pack (resolvers/joined.py), then the pack's artifacts when there is a pack.
+pack (store/joined.py), then the pack's artifacts when there is a pack.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from typing import Any
 
 from sqlalchemy import Table, bindparam, select
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned, rows, table_of
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, PackArtifact, ReportPack, Workspace
 from evidence_gateway.packs.lookup import PackDetail, in_type_order
-from evidence_gateway.resolvers.joined import Joined
 from evidence_gateway.resolvers.validation import parse_id
-from evidence_gateway.scoping import owned, rows, table_of
+from evidence_gateway.store.joined import Joined
 
 _WS: Table = table_of(Workspace)
 _RUN: Table = table_of(CalculationRun)

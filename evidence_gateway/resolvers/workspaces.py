@@ -11,19 +11,19 @@ from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.scoping import owned, readable, rows, table_of
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
-from evidence_gateway.events import EventType
 from evidence_gateway.models import Workspace, WorkspaceStatus
-from evidence_gateway.representation import workspace_json
+from evidence_gateway.read_models.representation import workspace_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.methodology import profile_exists
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
-from evidence_gateway.scoping import owned, readable, rows, table_of
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
 
 
 class WorkspaceCreate(StrictInput):

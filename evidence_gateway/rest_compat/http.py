@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 
 from evidence_gateway.auth import authenticate
-from evidence_gateway.context import Ctx
-from evidence_gateway.json_response import JSONResponse
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.read_models import PaginationMeta
-from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers.pagination import Page
+from evidence_gateway.web.json_response import JSONResponse
+from evidence_gateway.web.request_id import request_id_of
 
 T = TypeVar("T")
 Serializer = Callable[[T], dict[str, Any]]

@@ -14,9 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.events import EventType
-from evidence_gateway.http_body import MAX_JSON_DEPTH
-from evidence_gateway.jsoncodec import dumps
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.models import VerificationStatus
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
@@ -42,6 +41,7 @@ from evidence_gateway.rest_compat.openapi_schemas import (
     string,
     uuid_,
 )
+from evidence_gateway.web.http_body import MAX_JSON_DEPTH
 
 VERSION = "2.0.0"
 BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]

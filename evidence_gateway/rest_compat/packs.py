@@ -6,10 +6,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import Forbidden
 from evidence_gateway.packs.download import SignedLink
-from evidence_gateway.ratelimit.middleware import refuse_credential
 from evidence_gateway.read_models import (
     ApprovalAction,
     ApprovalActionResult,
@@ -18,11 +17,12 @@ from evidence_gateway.read_models import (
     ReportPackDetail,
     listed_artifacts,
 )
-from evidence_gateway.request_id import request_id_of
 from evidence_gateway.resolvers import approvals, packs
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write
+from evidence_gateway.web.ratelimit.middleware import refuse_credential
+from evidence_gateway.web.request_id import request_id_of
 
 
 async def generate_pack(request: Request) -> Response:

@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import UpstreamFailed
 from evidence_gateway.models import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.read_models import WebhookDelivery as DeliveryOut

@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.context import Ctx
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.models import ImportBatch, Workspace
 from evidence_gateway.read_models import ImportBatch as ImportBatchOut
 from evidence_gateway.read_models import Workspace as WorkspaceOut

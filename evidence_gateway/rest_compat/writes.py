@@ -11,11 +11,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from evidence_gateway import idempotency
-from evidence_gateway.context import Ctx
-from evidence_gateway.http_body import read_body, read_json_object, replayed
-from evidence_gateway.idempotency import StoredResponse
+from evidence_gateway.core import idempotency
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.idempotency import StoredResponse
 from evidence_gateway.rest_compat.http import caller
+from evidence_gateway.web.http_body import read_body, read_json_object, replayed
 
 Operation = Callable[[Ctx, dict[str, Any]], Awaitable[Any]]
 Render = Callable[[Any, Ctx], Response]

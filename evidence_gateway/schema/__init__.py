@@ -14,7 +14,6 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.base import get_object_definition
 from strawberry.types.graphql import OperationType
 
-from evidence_gateway.observability.graphql import OperationRecorder
 from evidence_gateway.schema import (
     calculations,
     enums,
@@ -34,6 +33,7 @@ from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import log_unexpected
 from evidence_gateway.schema.rate_limit import GraphQLCost
+from evidence_gateway.web.observability.graphql import OperationRecorder
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
 _DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes, keys)

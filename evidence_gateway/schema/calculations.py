@@ -11,6 +11,7 @@ from sqlalchemy import Row
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import CalculationRun, DataQualityAssessment
 from evidence_gateway.resolvers import calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
@@ -19,7 +20,6 @@ from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
-from evidence_gateway.timeutil import as_aware
 
 GqlInfo = Info[GraphQLContext, None]
 LEGACY_DEPRECATION = "Legacy v1 report; use workspaces, calculation runs and packs instead."

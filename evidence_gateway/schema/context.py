@@ -12,13 +12,13 @@ from starlette.responses import Response
 from strawberry.dataloader import DataLoader
 
 from evidence_gateway.auth import Principal
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.idempotency import Claim
 from evidence_gateway.errors import Unauthenticated
-from evidence_gateway.idempotency import Claim
-from evidence_gateway.request_id import request_id_of
 from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.settings import Settings
+from evidence_gateway.store.db import Database
+from evidence_gateway.web.request_id import request_id_of
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

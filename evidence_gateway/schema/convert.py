@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import strawberry
 from strawberry.types.base import has_object_definition
 
-from evidence_gateway.timeutil import as_aware
+from evidence_gateway.core.timeutil import as_aware
 
 T = TypeVar("T")
 

@@ -8,8 +8,8 @@ from typing import Any, Final
 
 from graphql import GraphQLError, GraphQLSyntaxError
 
+from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.errors import DomainError
-from evidence_gateway.jsoncodec import dumps
 
 log = logging.getLogger("evidence_gateway.graphql")
 

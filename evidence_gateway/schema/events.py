@@ -10,12 +10,12 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from evidence_gateway.events import cursor_of
+from evidence_gateway.core.events import cursor_of
+from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers import connections, events
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
-from evidence_gateway.timeutil import as_aware
 
 GqlInfo = Info[GraphQLContext, None]
 

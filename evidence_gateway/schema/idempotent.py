@@ -12,10 +12,10 @@ from graphql import FieldNode, GraphQLError, OperationDefinitionNode, OperationT
 from starlette.requests import Request
 from starlette.responses import Response
 
-from evidence_gateway import idempotency
 from evidence_gateway.auth import authenticate
+from evidence_gateway.core import idempotency
+from evidence_gateway.core.idempotency import StoredResponse
 from evidence_gateway.errors import BadRequest, Unauthenticated
-from evidence_gateway.idempotency import StoredResponse
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 
 Run = Callable[[Request], Awaitable[Response]]

@@ -11,11 +11,11 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
+from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers import keys
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import input_to_dict
-from evidence_gateway.timeutil import as_aware
 
 GqlInfo = Info[GraphQLContext, None]
 

@@ -14,9 +14,9 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
 from evidence_gateway.errors import DomainError
-from evidence_gateway.ratelimit.limiter import Verdict
-from evidence_gateway.ratelimit.middleware import budget_of, refusal_details, refusal_message
 from evidence_gateway.schema.limits import operation_cost
+from evidence_gateway.web.ratelimit.limiter import Verdict
+from evidence_gateway.web.ratelimit.middleware import budget_of, refusal_details, refusal_message
 
 
 class RateLimited(DomainError):

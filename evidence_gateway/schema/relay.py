@@ -1,7 +1,7 @@
 """Relay-style building blocks: the Node interface, cursor connections and their arguments.
 
 Every connection field is a thin wrapper: the resolver returns a keyset ``Slice``
-(resolvers/keyset.py) and ``connection()`` shapes it. ``totalCount`` and the half of
+(store/keyset.py) and ``connection()`` shapes it. ``totalCount`` and the half of
 ``pageInfo`` the page query could not answer run their query only when selected.
 """
 
@@ -13,7 +13,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 
-from evidence_gateway.resolvers.keyset import DEFAULT_PAGE, MAX_PAGE, Slice
+from evidence_gateway.store.keyset import DEFAULT_PAGE, MAX_PAGE, Slice
 
 T = TypeVar("T")
 M = TypeVar("M")

@@ -30,7 +30,7 @@ from strawberry.exceptions import StrawberryInputCoercionError
 from strawberry.scalars import JSON as StockJSON
 from strawberry.types.scalar import ScalarDefinition
 
-from evidence_gateway.jsoncodec import MAX_JSON_DEPTH, MAX_JSON_INT, MIN_JSON_INT, timestamp
+from evidence_gateway.core.jsoncodec import MAX_JSON_DEPTH, MAX_JSON_INT, MIN_JSON_INT, timestamp
 from evidence_gateway.resolvers.validation import canonical_uuid, iso_date, json_problems
 
 

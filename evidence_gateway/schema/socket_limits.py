@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from starlette.websockets import WebSocket
 
 from evidence_gateway.auth import Principal
-from evidence_gateway.ratelimit.limiter import Limiter, Policy, key_identity
-from evidence_gateway.ratelimit.middleware import (
+from evidence_gateway.settings import Settings
+from evidence_gateway.web.ratelimit.limiter import Limiter, Policy, key_identity
+from evidence_gateway.web.ratelimit.middleware import (
     client_address,
     count_failed_authentication,
     failed_authentications_exhausted,
 )
-from evidence_gateway.settings import Settings
 
 # How often an open socket's key is looked up again (the key cache answers most of these): a
 # revoked key's socket is closed within this long, plus EVIDENCE_AUTH_CACHE_SECONDS.

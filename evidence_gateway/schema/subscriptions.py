@@ -1,6 +1,6 @@
 """GraphQL subscriptions (graphql-transport-ws at /graphql): the event log live, a pack's changes.
 
-Thin fields over ``evidence_gateway/subscriptions.py`` (the per-node hub and the replay-then-
+Thin fields over ``evidence_gateway/core/subscriptions.py`` (the per-node hub and the replay-then-
 live followers); the authentication of the socket is in ``schema/websocket.py``.
 """
 
@@ -31,6 +31,7 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import Info
 from strawberry.types.execution import PreExecutionError
 
+from evidence_gateway.core.subscriptions import SubscriptionHub, follow_events, follow_pack
 from evidence_gateway.errors import DomainError
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers import subscriptions as feed
@@ -39,7 +40,6 @@ from evidence_gateway.schema.errors import INTERNAL_MESSAGE, format_error
 from evidence_gateway.schema.events import EventType, event_type
 from evidence_gateway.schema.input_paths import GraphQLInputPaths
 from evidence_gateway.schema.packs import ReportPackType, pack_type
-from evidence_gateway.subscriptions import SubscriptionHub, follow_events, follow_pack
 
 log = logging.getLogger("evidence_gateway.graphql")
 

@@ -21,10 +21,17 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.execution import ExecutionResult, PreExecutionError
 from strawberry.types.unset import UNSET, UnsetType
 
-from evidence_gateway import graphiql
 from evidence_gateway.auth import authenticate
+from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.errors import BadRequest, DomainError, RequestTimeout, Unauthenticated
-from evidence_gateway.http_body import (
+from evidence_gateway.schema import negotiation, persisted
+from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.errors import format_error, unauthenticated, within_budget
+from evidence_gateway.schema.idempotent import run_idempotent
+from evidence_gateway.schema.socket_limits import SocketLimits
+from evidence_gateway.schema.websocket import LimitedWebSocket, SubscriptionsHandler, WebSocketContext
+from evidence_gateway.web import graphiql
+from evidence_gateway.web.http_body import (
     MAX_JSON_DEPTH,
     check_json_depth,
     finite_float,
@@ -32,15 +39,8 @@ from evidence_gateway.http_body import (
     read_body,
     replayed,
 )
-from evidence_gateway.jsoncodec import dumps
-from evidence_gateway.ratelimit.middleware import refuse_credential
-from evidence_gateway.request_id import request_id_of
-from evidence_gateway.schema import negotiation, persisted
-from evidence_gateway.schema.context import GraphQLContext
-from evidence_gateway.schema.errors import format_error, unauthenticated, within_budget
-from evidence_gateway.schema.idempotent import run_idempotent
-from evidence_gateway.schema.socket_limits import SocketLimits
-from evidence_gateway.schema.websocket import LimitedWebSocket, SubscriptionsHandler, WebSocketContext
+from evidence_gateway.web.ratelimit.middleware import refuse_credential
+from evidence_gateway.web.request_id import request_id_of
 
 # Refusals of the HTTP request itself (Strawberry's own, before any document is read).
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}

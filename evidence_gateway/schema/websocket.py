@@ -37,6 +37,8 @@ from strawberry.subscriptions.protocols.graphql_transport_ws.types import Connec
 from strawberry.types.graphql import OperationType
 
 from evidence_gateway.auth import KeyCache, authenticate, bearer_token
+from evidence_gateway.core.subscriptions import SubscriptionHub
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.errors import BadRequest, Unauthenticated
 from evidence_gateway.schema import limits
 from evidence_gateway.schema.context import BatchFn, GraphQLContext, K, V
@@ -49,8 +51,6 @@ from evidence_gateway.schema.socket_limits import (
     SocketRefused,
     Sockets,
 )
-from evidence_gateway.subscriptions import SubscriptionHub
-from evidence_gateway.timeutil import utcnow
 
 log = logging.getLogger(__name__)
 

@@ -25,17 +25,17 @@ from sqlalchemy import select, update
 from sqlmodel import col
 
 from evidence_gateway.auth import Principal
-from evidence_gateway.context import Ctx
-from evidence_gateway.db import Database
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.events import EventType
+from evidence_gateway.core.jsoncodec import dumps
+from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput
-from evidence_gateway.events import EventType
-from evidence_gateway.jsoncodec import dumps
 from evidence_gateway.models import Event, MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
-from evidence_gateway.observability import metrics
-from evidence_gateway.representation import event_json, webhook_endpoint_json
+from evidence_gateway.read_models.representation import event_json, webhook_endpoint_json
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
-from evidence_gateway.uow import UnitOfWork, unit_of_work
+from evidence_gateway.store.db import Database
+from evidence_gateway.web.observability import metrics
 from evidence_gateway.webhooks import guard, sender, signing
 
 DISABLED_REASON = "failing for too long: every attempt failed since {since}"

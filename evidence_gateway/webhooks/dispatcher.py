@@ -26,12 +26,12 @@ from typing import Any
 from sqlalchemy import Select, bindparam, func, literal, or_, select, union_all, update
 from sqlmodel import col
 
-from evidence_gateway import wakeups
-from evidence_gateway.db import Database
-from evidence_gateway.leases import NODE_ID
+from evidence_gateway.core import wakeups
+from evidence_gateway.core.leases import NODE_ID
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import Event, MessageStatus, WebhookEndpoint, WebhookMessage
 from evidence_gateway.settings import Settings
-from evidence_gateway.timeutil import utcnow
+from evidence_gateway.store.db import Database
 from evidence_gateway.webhooks import delivery
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,5 @@
+"""``python -m evidence_gateway.cli``."""
+
+from evidence_gateway.cli import main
+
+raise SystemExit(main())

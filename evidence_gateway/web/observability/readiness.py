@@ -1,0 +1,64 @@
+"""``/readyz`` (DESIGN.md §17): may this process take traffic? The database answers, its schema
+is at this code's head, and the background tasks this process is configured to run (the
+sweeper and queue, the webhook dispatcher) are running. ``/healthz`` only says it lives.
+
+A load balancer takes a node out of rotation on 503 and puts it back once every check passes;
+the body says which check failed, so the operator need not guess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from evidence_gateway.store import migrate
+from evidence_gateway.web.json_response import JSONResponse
+
+# A database that takes longer than this to answer a trivial query is not ready.
+CHECK_TIMEOUT_SECONDS = 3.0
+OK = "ok"
+
+
+async def _database(request: Request) -> tuple[str, str]:
+    """(database, schema): a trivial query, then the recorded revision against this code's head.
+    The version row is read directly: alembic's migration context is heavier and logs each use."""
+    db = request.app.state.db
+    try:
+        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), db.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+            try:
+                found = {row[0] for row in await conn.execute(text("SELECT version_num FROM alembic_version"))}
+            except DBAPIError:
+                found = set()
+    except TimeoutError:
+        return f"no answer within {CHECK_TIMEOUT_SECONDS:g} s", "not checked"
+    except Exception as exc:  # whatever the driver raises: unreachable, refused, bad credentials
+        return f"unreachable: {type(exc).__name__}", "not checked"
+    head = migrate.head()
+    if found == {head}:
+        return OK, OK
+    return OK, f"at {', '.join(sorted(found)) or 'no revision'}, this code needs {head}"
+
+
+async def readyz(request: Request) -> Response:
+    state = request.app.state
+    checks: dict[str, Any] = {}
+    checks["database"], checks["schema"] = await _database(request)
+    if state.settings.background_work:
+        checks["background_work"] = OK if state.worker.running else "not running"
+    if state.settings.dispatcher:
+        checks["webhook_dispatcher"] = OK if state.dispatcher.running else "not running"
+    failing = {name: why for name, why in checks.items() if why != OK}
+    if failing:
+        reason = "; ".join(f"{name}: {why}" for name, why in failing.items())
+        return JSONResponse(
+            {"error": f"not ready: {reason}", "details": {"code": "not_ready", "checks": checks}},
+            status_code=503,
+            headers={"Retry-After": "5"},
+        )
+    return JSONResponse({"status": "ready", "checks": checks})
