@@ -10,130 +10,50 @@ the same numbers in the same order. docs/methodology.md describes every rule.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Any, NamedTuple
 
 from evidence_gateway.calculation import distance as dist
 from evidence_gateway.calculation import flags as flag_ids
+from evidence_gateway.calculation.records import (
+    CATEGORIES,
+    ENGINE_VERSION,
+    INTENSITY_RATIO_LIMIT,
+    Q6,
+    THOUSAND,
+    TIERS,
+    ZERO,
+    EngineResult,
+    Factor,
+    FactorSet,
+    RowResult,
+    ShipmentInput,
+    dec,
+    num,
+    q6,
+)
+from evidence_gateway.calculation.totals import (
+    Sums,
+    estimate_excluded,
+    largest_remainder_percentages,
+    mode_totals,
+    summary,
+)
 
-ENGINE_VERSION = "2"
-# Contract row tiers (the four *_data_percent fields of an assessment), kept as they were.
-TIERS = ("primary", "secondary", "default", "modelled")
-# ISO 14083 data categories: primary data, or secondary data that is modelled (a carrier's own
-# intensity) or default (a published factor).
-CATEGORIES = ("primary", "secondary_modelled", "secondary_default")
-# A carrier intensity more than 10x above or below the mode default is taken as a unit error.
-INTENSITY_RATIO_LIMIT = Decimal(10)
-Q6 = dist.Q6
-ZERO = Decimal(0)
-THOUSAND = Decimal(1000)
-
-
-class ShipmentInput(NamedTuple):
-    """One stored shipment row, in the column order the resolver selects."""
-
-    id: Any
-    row_index: int
-    mode: str | None
-    distance_km: float | None
-    mass_tonnes: float | None
-    fuel_type: str | None
-    fuel_amount: float | None
-    carrier_intensity_g_per_tkm: float | None
-    distance_source: str | None
-    carrier_intensity_basis: str | None = None
-    vehicle_payload_tonnes: float | None = None
-    fuel_allocation_share: float | None = None
-    distance_type: str | None = None
-    shipment_date: date | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Factor:
-    """A published TTW/WTT pair (g CO2e per tonne-km for modes, kg per unit for fuels)."""
-
-    ttw: Decimal
-    wtt: Decimal
-    id: uuid.UUID | None = None
-
-    @property
-    def wtw(self) -> Decimal:
-        return self.ttw + self.wtt
-
-
-@dataclass(frozen=True, slots=True)
-class FactorSet:
-    """The factors of one version, and the profile's headline boundary (WTW or TTW)."""
-
-    boundary: str
-    modes: dict[str, Factor]
-    fuels: dict[str, Factor]
-
-    def canonical(self) -> dict[str, Any]:
-        """For the rerun hash: every value, as exact decimal strings."""
-        return {
-            kind: {k: [str(f.ttw), str(f.wtt)] for k, f in sorted(table.items())}
-            for kind, table in (("mode", self.modes), ("fuel", self.fuels))
-        }
-
-
-class RowResult(NamedTuple):
-    """One stored result; field order = the insert column order after the run/org ids."""
-
-    shipment_id: Any
-    row_index: int
-    included: bool
-    data_tier: str | None
-    tonne_km: float | None
-    co2e_kg: float | None
-    intensity_g_per_tkm: float | None
-    flags: str | None
-    co2e_ttw_kg: float | None = None
-    co2e_wtt_kg: float | None = None
-    co2e_wtw_kg: float | None = None
-    data_category: str | None = None
-    distance_type: str | None = None
-    activity_distance_km: float | None = None
-    allocation_share: float | None = None
-    factor_id: uuid.UUID | None = None
-    estimated_co2e_ttw_kg: float | None = None
-    estimated_co2e_wtw_kg: float | None = None
-    method_notes: str | None = None
-
-
-@dataclass(slots=True)
-class EngineResult:
-    rows: list[RowResult]
-    total_co2e_kg: float
-    total_tonne_km: float
-    usable_count: int
-    missing_count: int
-    flagged_count: int
-    tier_counts: dict[str, int]
-    totals_by_mode: dict[str, dict[str, Any]]
-    flag_counts: dict[str, int] = field(default_factory=dict)
-    note_counts: dict[str, int] = field(default_factory=dict)
-    total_co2e_wtw_kg: float = 0.0
-    total_co2e_ttw_kg: float = 0.0
-    excluded_co2e_kg: float | None = None
-    iso14083: dict[str, Any] = field(default_factory=dict)
-
-
-def dec(value: float | int | Decimal) -> Decimal:
-    """The decimal the caller wrote (shortest round-trip of the stored float)."""
-    return value if isinstance(value, Decimal) else Decimal(repr(value))
-
-
-def q6(value: Decimal) -> Decimal:
-    return value.quantize(Q6)
-
-
-def num(value: Decimal | None) -> float | None:
-    """Stored/JSON number; every value here has at most 6 decimals, so repr() gives it back exactly."""
-    return None if value is None else float(value)
+__all__ = [
+    "ENGINE_VERSION",
+    "TIERS",
+    "EngineResult",
+    "Factor",
+    "FactorSet",
+    "RowResult",
+    "ShipmentInput",
+    "calculate",
+    "dec",
+    "largest_remainder_percentages",
+]
 
 
 @dataclass(slots=True)
@@ -240,20 +160,6 @@ def _usable(
     return _Row(ttw, wtt, tkm, category, tier, dtype, factor != 1, factor_id, activity_km, share, notes, flags)
 
 
-@dataclass(slots=True)
-class _Sums:
-    ttw: Decimal = ZERO
-    wtt: Decimal = ZERO
-    tkm: Decimal = ZERO
-    rows: int = 0
-
-    def add(self, ttw: Decimal, wtt: Decimal, tkm: Decimal) -> None:
-        self.ttw += ttw
-        self.wtt += wtt
-        self.tkm += tkm
-        self.rows += 1
-
-
 def calculate(
     rows: Iterable[ShipmentInput], factors: FactorSet, period: tuple[date | None, date | None] = (None, None)
 ) -> EngineResult:
@@ -263,9 +169,9 @@ def calculate(
     tier_counts = dict.fromkeys(TIERS, 0)
     flag_counts: dict[str, int] = {}
     note_counts: dict[str, int] = {}
-    by_mode: dict[str, _Sums] = {}
-    by_category = {c: _Sums() for c in CATEGORIES}
-    by_distance: dict[str, _Sums] = {}
+    by_mode: dict[str, Sums] = {}
+    by_category = {c: Sums() for c in CATEGORIES}
+    by_distance: dict[str, Sums] = {}
     measures: dict[str, list[Decimal]] = {}  # raw distance and mass sums per mode, for estimates
     flagged = 0
     for r in rows:
@@ -282,9 +188,9 @@ def calculate(
                 flag_counts[name] = flag_counts.get(name, 0) + 1
         for name in row.notes:
             note_counts[name] = note_counts.get(name, 0) + 1
-        by_mode.setdefault(mode, _Sums()).add(row.ttw, row.wtt, row.tkm)
+        by_mode.setdefault(mode, Sums()).add(row.ttw, row.wtt, row.tkm)
         by_category[row.category].add(row.ttw, row.wtt, row.tkm)
-        by_distance.setdefault(row.distance_type, _Sums()).add(row.ttw, row.wtt, row.tkm)
+        by_distance.setdefault(row.distance_type, Sums()).add(row.ttw, row.wtt, row.tkm)
         acc = measures.setdefault(mode, [ZERO, ZERO, ZERO])
         acc[0] += dec(r.distance_km)
         acc[1] += dec(r.mass_tonnes)
@@ -301,13 +207,13 @@ def calculate(
                 num(row.share), row.factor_id, None, None, ",".join(row.notes) or None,
             )
         )  # fmt: skip
-    included = _Sums()
+    included = Sums()
     for s in by_mode.values():
         included.ttw += s.ttw
         included.wtt += s.wtt
         included.tkm += s.tkm
         included.rows += s.rows
-    est = _estimate_excluded(excluded, out, factors, measures, included, headline_wtw)
+    est = estimate_excluded(excluded, out, factors, measures, included, headline_wtw)
     result_rows = [r for r in out if r is not None]
     total_wtw = included.ttw + included.wtt
     return EngineResult(
@@ -318,132 +224,11 @@ def calculate(
         missing_count=len(excluded),
         flagged_count=flagged,
         tier_counts=tier_counts,
-        totals_by_mode={m: _mode_totals(s, headline_wtw) for m, s in sorted(by_mode.items())},
+        totals_by_mode={m: mode_totals(s, headline_wtw) for m, s in sorted(by_mode.items())},
         flag_counts=flag_counts,
         note_counts=note_counts,
         total_co2e_wtw_kg=float(total_wtw),
         total_co2e_ttw_kg=float(included.ttw),
         excluded_co2e_kg=None if est is None else float(est.ttw + est.wtt if headline_wtw else est.ttw),
-        iso14083=_summary(factors.boundary, by_category, by_distance, included, est, len(excluded), note_counts),
+        iso14083=summary(factors.boundary, by_category, by_distance, included, est, len(excluded), note_counts),
     )
-
-
-def _mode_totals(s: _Sums, headline_wtw: bool) -> dict[str, Any]:
-    wtw = s.ttw + s.wtt
-    return {
-        "co2e_kg": float(wtw if headline_wtw else s.ttw),
-        "tonne_km": float(q6(s.tkm)),
-        "shipment_count": s.rows,
-        "co2e_ttw_kg": float(s.ttw),
-        "co2e_wtt_kg": float(s.wtt),
-        "co2e_wtw_kg": float(wtw),
-        "intensity_ttw_g_per_tkm": num(q6(s.ttw * THOUSAND / s.tkm)) if s.tkm > 0 else None,
-        "intensity_wtw_g_per_tkm": num(q6(wtw * THOUSAND / s.tkm)) if s.tkm > 0 else None,
-    }
-
-
-def _estimate_excluded(
-    excluded: list[tuple[int, ShipmentInput]],
-    out: list[RowResult | None],
-    factors: FactorSet,
-    measures: dict[str, list[Decimal]],
-    included: _Sums,
-    headline_wtw: bool,
-) -> _Sums | None:
-    """Excluded rows estimated with the default factor of their mode (ISO 14083: exclusions are
-    quantified and reported, never silently dropped).
-
-    A missing distance or mass is the mean of the included rows of that mode (else of all
-    included rows); a missing or unknown mode takes the run's average TTW/WTT intensity. Fuel
-    a row carries is not used: without a mass it cannot be allocated. None: nothing to estimate
-    from (no included rows at all).
-    """
-    total_rows = sum(int(m[2]) for m in measures.values())
-    if not excluded:
-        return _Sums()
-    if total_rows == 0 or included.tkm <= 0:
-        for i, r in excluded:
-            out[i] = RowResult(r.id, r.row_index, False, None, None, None, None, flag_ids.MISSING_FLAG)
-        return None
-    all_d = sum((m[0] for m in measures.values()), ZERO) / total_rows
-    all_m = sum((m[1] for m in measures.values()), ZERO) / total_rows
-    est = _Sums()
-    for i, r in excluded:
-        acc = measures.get(r.mode or "")
-        mean_d, mean_m = (acc[0] / acc[2], acc[1] / acc[2]) if acc else (all_d, all_m)
-        d = dec(r.distance_km) if r.distance_km is not None else q6(mean_d)
-        m = dec(r.mass_tonnes) if r.mass_tonnes is not None else q6(mean_m)
-        tkm = d * m
-        factor = factors.modes.get(r.mode or "")
-        if factor is not None:
-            ttw, wtt = q6(tkm * factor.ttw / THOUSAND), q6(tkm * factor.wtt / THOUSAND)
-        else:
-            ttw, wtt = q6(tkm * included.ttw / included.tkm), q6(tkm * included.wtt / included.tkm)
-        est.add(ttw, wtt, tkm)
-        out[i] = RowResult(
-            r.id, r.row_index, False, None, None, None, None, flag_ids.MISSING_FLAG,
-            estimated_co2e_ttw_kg=num(ttw), estimated_co2e_wtw_kg=num(ttw + wtt),
-            factor_id=factor.id if factor is not None else None, method_notes="estimated_default_factor",
-        )  # fmt: skip
-    return est
-
-
-def _pct(part: Decimal, whole: Decimal) -> float:
-    return 0.0 if whole <= 0 else float((part * 100 / whole).quantize(Decimal("0.01")))
-
-
-def _summary(
-    boundary: str,
-    by_category: dict[str, _Sums],
-    by_distance: dict[str, _Sums],
-    included: _Sums,
-    est: _Sums | None,
-    excluded_rows: int,
-    note_counts: dict[str, int],
-) -> dict[str, Any]:
-    """The ISO 14083 figures of a run (docs/methodology.md "ISO 14083 summary")."""
-    wtw = included.ttw + included.wtt
-    primary = by_category["primary"]
-    est_tkm = est.tkm if est is not None else ZERO
-    return {
-        "headline_boundary": boundary.upper(),
-        "data_categories": {
-            c: {
-                "rows": s.rows,
-                "co2e_ttw_kg": float(s.ttw),
-                "co2e_wtw_kg": float(s.ttw + s.wtt),
-                "tonne_km": float(q6(s.tkm)),
-            }
-            for c, s in by_category.items()
-        },
-        "distance_types": {t: {"rows": s.rows, "tonne_km": float(q6(s.tkm))} for t, s in sorted(by_distance.items())},
-        "primary_data_share": {
-            "by_emissions_wtw_percent": _pct(primary.ttw + primary.wtt, wtw),
-            "by_rows_percent": _pct(Decimal(primary.rows), Decimal(included.rows)),
-        },
-        "coverage_tonne_km_percent": _pct(included.tkm, included.tkm + est_tkm) if included.tkm + est_tkm > 0 else 0.0,
-        "excluded": {
-            "rows": excluded_rows,
-            "estimated": est is not None,
-            "tonne_km": None if est is None else float(q6(est.tkm)),
-            "co2e_ttw_kg": None if est is None else float(est.ttw),
-            "co2e_wtw_kg": None if est is None else float(est.ttw + est.wtt),
-        },
-        "method_notes": dict(sorted(note_counts.items())),
-    }
-
-
-def largest_remainder_percentages(counts: Sequence[int], decimals: int = 2) -> list[float]:
-    """Shares of ``sum(counts)`` that add up to exactly 100 at ``decimals`` places (0s when empty)."""
-    total = sum(counts)
-    if total == 0:
-        return [0.0 for _ in counts]
-    scale = 100 * 10**decimals
-    exact = [c * scale / total for c in counts]
-    floors = [int(x) for x in exact]
-    short = scale - sum(floors)
-    # Largest remainder first; ties go to the earlier (better) tier, so the result is deterministic.
-    order = sorted(range(len(counts)), key=lambda i: (-(exact[i] - floors[i]), i))
-    for i in order[:short]:
-        floors[i] += 1
-    return [f / 10**decimals for f in floors]
