@@ -1,6 +1,6 @@
 """GraphQL spends its document cost from a points budget, as GitHub's and Shopify's APIs do:
 the cost is the one the document limits measure (fields weighted by the list sizes above them,
-schema/limits.py), charged once the document is valid and before it runs; the answer's
+schema/complexity.py), charged once the document is valid and before it runs; the answer's
 ``extensions.cost`` reports it with what is left. Over budget, nothing runs: 429 RATE_LIMITED.
 """
 
@@ -14,7 +14,7 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
 from evidence_gateway.errors import DomainError
-from evidence_gateway.schema.limits import operation_cost
+from evidence_gateway.schema.complexity import operation_cost
 from evidence_gateway.web.ratelimit.limiter import Verdict
 from evidence_gateway.web.ratelimit.middleware import budget_of, refusal_details, refusal_message
 

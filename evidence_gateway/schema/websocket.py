@@ -40,7 +40,7 @@ from evidence_gateway.auth import KeyCache, authenticate, bearer_token
 from evidence_gateway.core.subscriptions import SubscriptionHub
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.errors import BadRequest, Unauthenticated
-from evidence_gateway.schema import limits
+from evidence_gateway.schema import document_text
 from evidence_gateway.schema.context import BatchFn, GraphQLContext, K, V
 from evidence_gateway.schema.errors import INTERNAL_MESSAGE
 from evidence_gateway.schema.socket_limits import (
@@ -139,9 +139,9 @@ class _SubscriptionsOnly:
     async def stream(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["allowed_operation_types"] = (OperationType.SUBSCRIPTION,)
         # Documents over the byte size, nesting or token ceiling: refused before the lexer, as on HTTP.
-        refusal = limits.settings_refusal(args[0] if args else kwargs.get("query"), kwargs.get("context_value"))
+        refusal = document_text.settings_refusal(args[0] if args else kwargs.get("query"), kwargs.get("context_value"))
         if refusal is not None:
-            return limits.refused_stream(refusal)
+            return document_text.refused_stream(refusal)
         return await self._schema.stream(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
