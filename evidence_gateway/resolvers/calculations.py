@@ -71,6 +71,7 @@ class CalculateInput(StrictInput):
     legacy_report_id: UUIDField | None = None
     export_template_id: UUIDField | None = None
     assumptions_snapshot: dict[str, Any] | None = None
+    """Assumptions recorded with the run."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from evidence_gateway.models import (
 from evidence_gateway.read_models.representation import evidence_item_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.pagination import Page, PageParams
-from evidence_gateway.resolvers.validation import IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.resolvers.validation import NOT_BLANK, IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
 
 EvidenceTypeName = Annotated[str, OneOf(EvidenceType)]
 VerificationName = Annotated[str, OneOf(VerificationStatus)]
@@ -71,11 +71,22 @@ def _mime(value: str) -> str:
 
 
 # NUL and surrogates are refused for every input at once (validation.parse).
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
-FileName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
-FileUrl = Annotated[str, StringConstraints(max_length=2000), AfterValidator(_http_url)]
-Sha256 = Annotated[str, AfterValidator(_sha256)]
-MimeType = Annotated[str, StringConstraints(max_length=200), AfterValidator(_mime)]
+_TRIMMED = Field(description="Trimmed; 1–300 characters.", json_schema_extra=NOT_BLANK)
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), _TRIMMED]
+FileName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300), _TRIMMED]
+FileUrl = Annotated[
+    str,
+    StringConstraints(max_length=2000),
+    AfterValidator(_http_url),
+    Field(description="Absolute http or https URL.", json_schema_extra={"format": "uri"}),
+]
+Sha256 = Annotated[str, AfterValidator(_sha256), Field(json_schema_extra={"pattern": _SHA256_RE.pattern})]
+MimeType = Annotated[
+    str,
+    StringConstraints(max_length=200),
+    AfterValidator(_mime),
+    Field(description="A media type such as application/pdf."),
+]
 Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=0, max_length=200)]
 Notes = Annotated[str, StringConstraints(max_length=4000)]
 
@@ -95,9 +106,13 @@ class EvidenceCreate(StrictInput):
     valid_to: IsoDate | None = None
     source_system: Label | None = None
     # null means "not given" for these, as for every optional field.
-    verification_status: VerificationName | None = None
+    verification_status: VerificationName | None = Field(
+        default=None, json_schema_extra={"default": VerificationStatus.unverified.value}
+    )
     attachment_scope: ScopeName | None = None
+    """Derived from the references when absent; must agree with them."""
     extracted_metadata_json: dict[str, Any] | None = Field(default=None)
+    """Free-form keys."""
     notes: Notes | None = None
 
 

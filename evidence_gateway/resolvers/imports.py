@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 from sqlalchemy import Row, insert, select
 from sqlmodel import col
 
@@ -26,6 +26,7 @@ from evidence_gateway.models import (
     WorkspaceStatus,
 )
 from evidence_gateway.models.base import table_of
+from evidence_gateway.read_models.base import EXTENSION
 from evidence_gateway.read_models.representation import import_batch_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, ShortText, StrictInput, WholeNumber, parse, parse_id
@@ -50,7 +51,10 @@ INSERT_CHUNK = 5_000
 
 
 class ShipmentRow(StrictInput):
-    """Measures may be absent (the calculation counts those rows); present ones must be sane."""
+    """A shipment row; absent measures are stored and counted as missing by the calculation."""
+
+    # Present measures must be sane (the bounds above); a REST extension of the contract.
+    model_config = ConfigDict(json_schema_extra=EXTENSION)
 
     external_id: Label | None = None
     mode: ModeName | None = None
@@ -59,15 +63,21 @@ class ShipmentRow(StrictInput):
     origin: Label | None = None
     destination: Label | None = None
     fuel_type: FuelName | None = None
+    """litres: diesel, petrol, hvo; kg: cng … jet_kerosene; kWh"""
     fuel_amount: FuelAmount | None = None
+    """Fuel or energy used, in the unit of fuel_type."""
     carrier_intensity_g_per_tkm: Intensity | None = None
     distance_source: DistanceSourceName = DistanceSource.measured.value
     # Issue 12 (docs/methodology.md). Declared after the fields they depend on: a field
     # validator sees the fields before it, and the error names the field itself.
     carrier_intensity_basis: BasisName | None = Field(default=None, validate_default=True)
+    """Boundary of carrier_intensity_g_per_tkm; required with it."""
     vehicle_payload_tonnes: PayloadTonnes | None = Field(default=None, validate_default=True)
+    """With fuel: the vehicle's total payload on the trip; share = mass / payload."""
     fuel_allocation_share: Share | None = Field(default=None, validate_default=True)
+    """With fuel: the carrier's allocation share."""
     distance_type: DistanceTypeName | None = None
+    """actual, sfd or gcd (GLEC distance types)."""
     shipment_date: IsoDate | None = None
 
     @field_validator("carrier_intensity_basis")
@@ -98,7 +108,9 @@ class ImportCreate(StrictInput):
     source_file_type: ShortText | None = None
     mapping_profile_name: ShortText | None = None
     source_system: ShortText | None = None
-    shipments: list[ShipmentRow] | None = None
+    shipments: list[ShipmentRow] | None = Field(
+        default=None, description="Optional shipment rows (extension).", json_schema_extra=EXTENSION
+    )
 
 
 async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch:

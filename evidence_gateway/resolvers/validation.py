@@ -12,7 +12,17 @@ from datetime import date
 from typing import Annotated, Any, TypeVar
 
 import orjson
-from pydantic import BaseModel, BeforeValidator, ConfigDict, GetCoreSchemaHandler, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    StringConstraints,
+    ValidationError,
+)
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
 from evidence_gateway.core.jsoncodec import MAX_JSON_INT, MIN_JSON_INT
@@ -68,7 +78,13 @@ def _whole_number(value: Any) -> Any:
 IsoDate = Annotated[date, BeforeValidator(iso_date)]
 UUIDField = Annotated[uuid.UUID, BeforeValidator(canonical_uuid)]
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+# A trimmed text is never blank: ``\S`` says so to clients that cannot read "trimmed".
+NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    Field(description="Trimmed; 1–200 characters.", json_schema_extra=NOT_BLANK),
+]
 ShortText = Annotated[str, StringConstraints(max_length=500)]
 
 
@@ -86,11 +102,21 @@ class OneOf:
     def __get_pydantic_core_schema__(self, _source: Any, _handler: GetCoreSchemaHandler) -> CoreSchema:
         return core_schema.literal_schema([member.value for member in self.values])
 
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        # The enum's name as the title: the OpenAPI document then refers to one component per enum.
+        out = handler(schema)
+        out["title"] = self.values.__name__
+        return out
+
 
 class StrictInput(BaseModel):
-    """Base of every input: exact JSON types (no "1" for 1), unknown keys ignored."""
+    """Base of every input: exact JSON types (no "1" for 1), unknown keys ignored.
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    A string under a field is its description in the OpenAPI document (rest_compat/openapi_inputs.py
+    makes each request body from its input model), as ``Field(description=...)`` would be.
+    """
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, use_attribute_docstrings=True)
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:

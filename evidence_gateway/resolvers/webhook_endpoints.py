@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -51,9 +51,26 @@ def _distinct(values: list[str]) -> list[str]:
     return values
 
 
-Url = Annotated[str, StringConstraints(min_length=1, max_length=guard.MAX_URL_LENGTH)]
+Url = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=guard.MAX_URL_LENGTH),
+    Field(description="http or https; must resolve to public addresses.", json_schema_extra={"format": "uri"}),
+]
 Description = Annotated[str, StringConstraints(max_length=500), AfterValidator(_printable)]
-EventTypes = Annotated[list[EventTypeName], AfterValidator(_distinct)]
+EventTypes = Annotated[
+    list[EventTypeName],
+    AfterValidator(_distinct),
+    Field(description="Empty: every type.", json_schema_extra={"uniqueItems": True, "maxItems": MAX_EVENT_TYPES}),
+]
+
+
+def _null_refused(schema: dict[str, Any]) -> None:
+    """An update takes what is given, and null is refused (``update_endpoint``): each field of the
+    schema is its type alone."""
+    for name, field in list(schema["properties"].items()):
+        branches = [b for b in field.pop("anyOf") if b != {"type": "null"}]
+        field.pop("default", None)
+        schema["properties"][name] = {**branches[0], **field}
 
 
 class EndpointCreate(StrictInput):
@@ -66,6 +83,8 @@ class EndpointCreate(StrictInput):
 
 
 class EndpointUpdate(StrictInput):
+    model_config = ConfigDict(json_schema_extra=_null_refused)
+
     url: Url | None = None
     description: Description | None = None
     event_types: EventTypes | None = None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import orjson
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -22,7 +22,7 @@ from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
-from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
+from evidence_gateway.resolvers.validation import NOT_BLANK, StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.store.db import Database
 from evidence_gateway.webhooks import delivery, guard, sender, signing
@@ -37,15 +37,24 @@ def _printable(value: str) -> str:
 
 
 EventType = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), AfterValidator(_printable)
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    AfterValidator(_printable),
+    Field(json_schema_extra=NOT_BLANK),
 ]
+
+
+TargetUrl = Annotated[str, StringConstraints(min_length=1), Field(json_schema_extra={"format": "uri"})]
 
 
 class WebhookTestInput(StrictInput):
     # Required unless endpoint_id names a registered endpoint (then its URL and secret are used).
-    target_url: Annotated[str, StringConstraints(min_length=1)] | None = None
+    target_url: TargetUrl | None = None
+    """http or https; required without endpoint_id."""
     endpoint_id: UUIDField | None = None
+    """A registered endpoint: its URL and its own secret (extension)."""
     event_type: EventType | None = None
+    """Default pack.published."""
     workspace_id: UUIDField | None = None
     report_pack_id: UUIDField | None = None
 

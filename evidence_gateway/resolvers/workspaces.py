@@ -31,6 +31,7 @@ class WorkspaceCreate(StrictInput):
     external_reference: ShortText | None = None
     reporting_period_start: IsoDate | None = None
     reporting_period_end: IsoDate | None = None
+    """Not before reporting_period_start."""
     default_methodology_profile_id: UUIDField | None = None
 
     @model_validator(mode="after")
