@@ -2,7 +2,7 @@
 
 Response schemas are generated from the read models (evidence_gateway/read_models/): every
 field required (always present; "nullable" means present and maybe null, as the contract puts
-it). Request schemas mirror the resolvers' pydantic inputs: same types, bounds and enums.
+it). Request schemas are generated from the resolvers' input models (openapi_inputs.py).
 """
 
 from __future__ import annotations
@@ -11,15 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
-
-from evidence_gateway import read_models
-from evidence_gateway.models import (
-    DistanceSource,
-    DistanceType,
-    FuelType,
-    IntensityBasis,
-    TransportMode,
-)
 
 Schema = dict[str, Any]
 
@@ -117,12 +108,6 @@ def as_input(schema: Schema) -> Schema:
     return {**schema, "pattern": pattern} if pattern else schema
 
 
-def request_obj(properties: dict[str, Schema], required: list[str], not_null: frozenset[str] = frozenset()) -> Schema:
-    """A request body: optional fields also accept null, which the resolvers read as absent."""
-    props = {k: as_input(v) if k in required or k in not_null else nullable(as_input(v)) for k, v in properties.items()}
-    return obj(props, required=required)
-
-
 # -- envelopes ----------------------------------------------------------------------------------
 
 
@@ -138,66 +123,7 @@ def meta_envelope(schema: Schema, meta: Schema) -> Schema:
     return obj({"data": schema, "meta": meta})
 
 
-# -- input bounds shared with resolvers/validation.py --------------------------------------------
-
-SHORT_TEXT = string(maxLength=500)
-LABEL = string(maxLength=200)
-NAME = string(minLength=1, maxLength=200, pattern=r"\S", description="Trimmed; 1–200 characters.")
-
-
 # -- components ---------------------------------------------------------------------------------
-
-
-# Enums of request bodies that no read model shows: named components, each referenced (and made
-# nullable) as one schema.
-REQUEST_ENUMS: dict[str, Schema] = {
-    "TransportMode": enum(TransportMode),
-    "FuelType": enum(FuelType),
-    "DistanceSource": enum(DistanceSource),
-    "IntensityBasis": enum(IntensityBasis),
-    "DistanceType": enum(DistanceType),
-}
-
-
-def _shipment_row() -> Schema:
-    return ext(
-        request_obj(
-            {
-                "external_id": LABEL,
-                "mode": ref("TransportMode"),
-                "distance_km": number(minimum=0, maximum=50_000),
-                "mass_tonnes": number(minimum=0, maximum=1_000_000),
-                "origin": LABEL,
-                "destination": LABEL,
-                "fuel_type": {
-                    **ref("FuelType"),
-                    "description": "litres: diesel, petrol, hvo; kg: cng … jet_kerosene; kWh",
-                },
-                "fuel_amount": number(
-                    exclusiveMinimum=0, maximum=1e9, description="Fuel or energy used, in the unit of fuel_type."
-                ),
-                "carrier_intensity_g_per_tkm": number(exclusiveMinimum=0, maximum=1e6),
-                "distance_source": {**ref("DistanceSource"), "default": DistanceSource.measured.value},
-                "carrier_intensity_basis": {
-                    **ref("IntensityBasis"),
-                    "description": "Boundary of carrier_intensity_g_per_tkm; required with it.",
-                },
-                "vehicle_payload_tonnes": number(
-                    exclusiveMinimum=0,
-                    maximum=1_000_000,
-                    description="With fuel: the vehicle's total payload on the trip; share = mass / payload.",
-                ),
-                "fuel_allocation_share": number(
-                    exclusiveMinimum=0, maximum=1, description="With fuel: the carrier's allocation share."
-                ),
-                "distance_type": {**ref("DistanceType"), "description": "actual, sfd or gcd (GLEC distance types)."},
-                "shipment_date": date_(),
-            },
-            required=[],
-            not_null=frozenset({"distance_source"}),
-        ),
-        "A shipment row; absent measures are stored and counted as missing by the calculation.",
-    )
 
 
 def _error() -> Schema:
@@ -217,33 +143,6 @@ def _error() -> Schema:
     return obj({"error": string(description="Short message."), "details": details}, required=["error", "details"])
 
 
-# Response bodies: generated from the read models, so a field is declared once (read_models/).
-RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
-    read_models.PaginationMeta,
-    read_models.Workspace,
-    read_models.WorkspaceDetail,
-    read_models.ImportBatch,
-    read_models.CalculationRun,
-    read_models.CalculationRunDetail,
-    read_models.CalculationResult,
-    read_models.DataQualityAssessment,
-    read_models.ReportPack,
-    read_models.ReportPackDetail,
-    read_models.PackArtifact,
-    read_models.ApprovalActionResult,
-    read_models.ApprovalAction,
-    read_models.Event,
-    read_models.EventPage,
-    read_models.EvidenceItem,
-    read_models.WebhookTestResult,
-    read_models.WebhookDelivery,
-    read_models.WebhookEndpoint,
-    read_models.WebhookEndpointWithSecret,
-    read_models.MethodologyProfile,
-    read_models.LegacyReport,
-)
-
-
 class _ComponentSchema(GenerateJsonSchema):
     """pydantic's JSON Schema without a title per field (the field name says it) and without the
     enums' docstrings, which speak to developers rather than to API users."""
@@ -257,10 +156,10 @@ class _ComponentSchema(GenerateJsonSchema):
         return out
 
 
-def read_model_schemas() -> dict[str, Schema]:
+def read_model_schemas(models: tuple[type[BaseModel], ...]) -> dict[str, Schema]:
     """Each read model (and the enums and parts they use) as a component, named like its class."""
     _, top = models_json_schema(
-        [(model, "serialization") for model in RESPONSE_MODELS],
+        [(model, "serialization") for model in models],
         ref_template="#/components/schemas/{model}",
         schema_generator=_ComponentSchema,
     )
@@ -268,25 +167,20 @@ def read_model_schemas() -> dict[str, Schema]:
     return defs
 
 
-def component_schemas(extra_enums: dict[str, Schema] | None = None) -> dict[str, Schema]:
-    """The read models, the shipment row, the error body and the request bodies' own enums."""
-    out = {
-        "ErrorResponse": _error(),
-        "ShipmentRow": _shipment_row(),
-        **read_model_schemas(),
-    }
-    for name, schema in {**REQUEST_ENUMS, **(extra_enums or {})}.items():
-        assert name not in out, f"enum component {name} is already a read model's"
-        out[name] = schema
+def component_schemas(
+    response_models: tuple[type[BaseModel], ...], request_components: dict[str, Schema]
+) -> dict[str, Schema]:
+    """The read models, the error body, and what request bodies refer to (shipment rows, enums)."""
+    out = {"ErrorResponse": _error(), **read_model_schemas(response_models)}
+    for name, schema in request_components.items():
+        held = out.setdefault(name, schema)
+        # An enum both a read model and a request use is one component (the read model's titled one).
+        assert held.get("enum", held) == schema.get("enum", schema), f"two different components named {name}"
     return out
 
 
 __all__ = [
     "EXT",
-    "REQUEST_ENUMS",
-    "LABEL",
-    "NAME",
-    "SHORT_TEXT",
     "array",
     "as_input",
     "boolean",
@@ -303,7 +197,6 @@ __all__ = [
     "obj",
     "page_envelope",
     "ref",
-    "request_obj",
     "string",
     "uuid_",
 ]
