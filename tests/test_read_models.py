@@ -167,8 +167,10 @@ async def test_rest_bodies_and_event_data_fit_their_read_models(api: Api, app: S
     _fits(rm.CalculationResult, calc)
     run = (await api.get(f"/api/v2/calculation-runs/{calc['calculation_run']['id']}")).json()["data"]
     _fits(rm.CalculationRunDetail, run)
-    pack = (await api.post(f"/api/v2/workspaces/{ws['id']}/packs")).json()["data"]
+    generated = (await api.post(f"/api/v2/workspaces/{ws['id']}/packs")).json()
+    pack = generated["data"]
     _fits(rm.ReportPack, pack)
+    _fits(rm.PackMeta, generated["meta"])
     assert pack["summary_pdf_url"] and pack["audit_trail_url"]
     detail = (await api.get(f"/api/v2/packs/{pack['id']}")).json()["data"]
     _fits(rm.ReportPackDetail, detail)

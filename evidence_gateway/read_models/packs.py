@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from evidence_gateway import models
 from evidence_gateway.core import signing
@@ -201,3 +201,20 @@ class ApprovalActionResult(ReadModel):
     workspace_id: uuid.UUID = Field(serialization_alias="workspaceId")
     status_before: PackStatus = Field(serialization_alias="statusBefore")
     status_after: PackStatus = Field(serialization_alias="statusAfter")
+
+
+class PackMeta(BaseModel):
+    """How this version was built (keys below; more may be added)."""
+
+    calculation_run_id: uuid.UUID | None
+    data_quality_assessment_id: uuid.UUID | None
+    rerun_hash: str | None
+    legacy_report_id: uuid.UUID | None
+    version_number: int = Field(ge=1)
+    pack_hash: str | None
+    artifact_count: int = Field(ge=0)
+    shipment_rows: int = Field(ge=0)
+    evidence_item_count: int = Field(ge=0)
+    supersedes_pack_id: uuid.UUID | None
+    superseded_pack_ids: list[uuid.UUID]
+    superseded: bool

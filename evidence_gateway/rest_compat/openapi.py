@@ -31,7 +31,6 @@ from evidence_gateway.rest_compat.openapi_routes import (
     PAGE,
     Answer,
     Op,
-    pack_meta,
 )
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
@@ -40,6 +39,7 @@ from evidence_gateway.rest_compat.openapi_schemas import (
     component_schemas,
     data_envelope,
     meta_envelope,
+    open_object,
     page_envelope,
     ref,
     string,
@@ -124,11 +124,10 @@ def answer_schema(answer: Answer) -> Schema:
     assert answer.model is not None
     item = ref(answer.model.__name__)
     envelopes = {
-        "data": lambda: data_envelope(item),
+        "data": lambda: meta_envelope(item, open_object(answer.meta)) if answer.meta else data_envelope(item),
         "page": lambda: page_envelope(item),
         "list": lambda: data_envelope(array(item)),
         "bare": lambda: item,
-        "meta": lambda: meta_envelope(item, pack_meta()),
     }
     return envelopes[answer.shape]()
 

@@ -25,21 +25,16 @@ from evidence_gateway.resolvers.webhooks import WebhookTestInput
 from evidence_gateway.resolvers.workspaces import WorkspaceCreate
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
-    Schema,
-    array,
     as_input,
-    boolean,
-    free_object,
     integer,
-    nullable,
     string,
     uuid_,
 )
 
 Param = dict[str, Any]
-# data: {"data": model}; page: {"data": [model], "pagination"}; list: {"data": [model]};
-# bare: the model itself; meta: {"data": model, "meta": pack meta}; none: no body (204).
-Shape = Literal["data", "page", "list", "bare", "meta", "none"]
+# data: {"data": model} (and "meta" when the answer has one); page: {"data": [model], "pagination"};
+# list: {"data": [model]}; bare: the model itself; none: no body (204).
+Shape = Literal["data", "page", "list", "bare", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +43,7 @@ class Answer:
     model: type[BaseModel] | None
     description: str
     shape: Shape = "data"
+    meta: type[BaseModel] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,27 +111,6 @@ WORKSPACE_FILTER: Param = {
 LOCATION, ETAG = "Location", "ETag"
 
 
-def pack_meta() -> Schema:
-    """What a new pack version was built from; the contract leaves meta free-form."""
-    return {
-        **free_object("How this version was built (keys below; more may be added)."),
-        "properties": {
-            "calculation_run_id": nullable(uuid_()),
-            "data_quality_assessment_id": nullable(uuid_()),
-            "rerun_hash": nullable(string()),
-            "legacy_report_id": nullable(uuid_()),
-            "version_number": integer(minimum=1),
-            "pack_hash": nullable(string()),
-            "artifact_count": integer(minimum=0),
-            "shipment_rows": integer(minimum=0),
-            "evidence_item_count": integer(minimum=0),
-            "supersedes_pack_id": nullable(uuid_()),
-            "superseded_pack_ids": array(uuid_()),
-            "superseded": boolean(),
-        },
-    }
-
-
 OPERATIONS: tuple[Op, ...] = (
     # -- workspaces --------------------------------------------------------------------------
     Op("get", "/v2/workspaces", "listWorkspaces", "List the organisation's workspaces, newest first", "workspaces",
@@ -167,7 +142,7 @@ OPERATIONS: tuple[Op, ...] = (
     # -- packs -------------------------------------------------------------------------------
     Op("post", "/v2/workspaces/{id}/packs", "generatePack",
        "Generate or refresh the evidence pack from the current workspace state", "packs",
-       Answer(201, rm.ReportPack, "The new pack version.", "meta"), (WORKSPACE, IF_MATCH, PREFER),
+       Answer(201, rm.ReportPack, "The new pack version.", meta=rm.PackMeta), (WORKSPACE, IF_MATCH, PREFER),
        GeneratePackInput, body_required=False, headers=(LOCATION, ETAG),
        accepted=Answer(202, rm.ReportPack, "Prefer: respond-async: the version, queued.")),
     Op("get", "/v2/packs/{id}", "getPack", "Pack detail with its run, assessment and artifacts", "packs",

@@ -31,20 +31,8 @@ def uuid_(**kw: Any) -> Schema:
     return string("uuid", **kw)
 
 
-def date_(**kw: Any) -> Schema:
-    return string("date", **kw)
-
-
 def integer(**kw: Any) -> Schema:
     return {"type": "integer", **kw}
-
-
-def number(**kw: Any) -> Schema:
-    return {"type": "number", **kw}
-
-
-def boolean() -> Schema:
-    return {"type": "boolean"}
 
 
 def enum(values: Any, **kw: Any) -> Schema:
@@ -74,14 +62,6 @@ def nullable(schema: Schema) -> Schema:
     out["type"] = [schema["type"], "null"]
     if "enum" in out:
         out["enum"] = [*out["enum"], None]
-    return out
-
-
-def ext(schema: Schema, description: str | None = None) -> Schema:
-    """Marks a field or operation we added beyond the contract."""
-    out = {**schema, **EXT}
-    if description:
-        out["description"] = description
     return out
 
 
@@ -156,6 +136,18 @@ class _ComponentSchema(GenerateJsonSchema):
         return out
 
 
+def open_object(model: type[BaseModel]) -> Schema:
+    """A free-form object whose known keys ``model`` declares, none of them promised (more may come)."""
+    raw = model.model_json_schema(mode="serialization", schema_generator=_ComponentSchema)
+    properties: dict[str, Schema] = {}
+    for name, field in raw["properties"].items():
+        branches = field.get("anyOf", [field])
+        values = [b for b in branches if b != {"type": "null"}]
+        schema = {**values[0], **{k: v for k, v in field.items() if k != "anyOf"}}
+        properties[name] = nullable(schema) if len(values) < len(branches) else schema
+    return {**free_object(raw["description"]), "properties": properties}
+
+
 def read_model_schemas(models: tuple[type[BaseModel], ...]) -> dict[str, Schema]:
     """Each read model (and the enums and parts they use) as a component, named like its class."""
     _, top = models_json_schema(
@@ -183,18 +175,15 @@ __all__ = [
     "EXT",
     "array",
     "as_input",
-    "boolean",
     "component_schemas",
     "data_envelope",
-    "date_",
     "enum",
-    "ext",
     "free_object",
     "integer",
     "meta_envelope",
     "nullable",
-    "number",
     "obj",
+    "open_object",
     "page_envelope",
     "ref",
     "string",
