@@ -18,24 +18,23 @@ Descriptions, ``x-extension`` and schema-only facts (``format: uri``) are declar
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema
 
-from evidence_gateway.rest_compat.openapi_schemas import Schema, as_input, enum, nullable, obj, ref
+from evidence_gateway.rest_compat.openapi_schemas import (
+    ComponentSchema,
+    Schema,
+    as_input,
+    enum,
+    nullable,
+    obj,
+    ref,
+    split_null,
+)
 
 _DEFS = "#/$defs/"
 # pydantic leaves a bound of a before-validated type under its Field name (``WholeNumber``).
 _BOUND_NAMES = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
-_NULL = {"type": "null"}
-
-
-class _InputSchema(GenerateJsonSchema):
-    """pydantic's JSON Schema without a title per field (the field name says it)."""
-
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
 
 
 class InputSchemas:
@@ -46,7 +45,7 @@ class InputSchemas:
 
     def body(self, model: type[BaseModel]) -> Schema:
         """The request body schema of ``model``, its nested models and enums noted as components."""
-        raw = model.model_json_schema(mode="validation", schema_generator=_InputSchema)
+        raw = model.model_json_schema(mode="validation", schema_generator=ComponentSchema)
         for name, definition in raw.get("$defs", {}).items():
             self._component(name, self._object(definition))
         return self._object(raw)
@@ -57,18 +56,18 @@ class InputSchemas:
 
     def _object(self, raw: Schema) -> Schema:
         required: list[str] = list(raw.get("required", []))
-        properties = {name: self._field(field, name in required) for name, field in raw["properties"].items()}
+        properties = {name: self._field(field) for name, field in raw["properties"].items()}
         extra = {k: v for k, v in raw.items() if k not in ("type", "properties", "required", "title", "$defs")}
         return obj(properties, required=required, **extra)
 
-    def _field(self, raw: Schema, required: bool) -> Schema:
-        branches = raw.get("anyOf")
-        if branches is None or _NULL not in branches:
-            return self._value(raw)
-        # Optional: the resolvers read null as absent.
-        rest = {k: v for k, v in raw.items() if k != "anyOf" and not (k == "default" and v is None)}
-        (branch,) = [b for b in branches if b != _NULL]
-        return nullable({**self._value(branch), **rest})
+    def _field(self, raw: Schema) -> Schema:
+        value, null = split_null(raw)
+        if not null:
+            return self._value(value)
+        # Optional: the resolvers read null as absent (no default to show).
+        if value.get("default", ...) is None:
+            del value["default"]
+        return nullable(self._value(value))
 
     def _value(self, raw: Schema) -> Schema:
         out = {k: v for k, v in raw.items() if k != "title"}

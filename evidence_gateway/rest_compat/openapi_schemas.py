@@ -15,6 +15,7 @@ from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 Schema = dict[str, Any]
 
 EXT = {"x-extension": True}
+NULL = {"type": "null"}
 
 
 # -- primitives ---------------------------------------------------------------------------------
@@ -123,7 +124,7 @@ def _error() -> Schema:
     return obj({"error": string(description="Short message."), "details": details}, required=["error", "details"])
 
 
-class _ComponentSchema(GenerateJsonSchema):
+class ComponentSchema(GenerateJsonSchema):
     """pydantic's JSON Schema without a title per field (the field name says it) and without the
     enums' docstrings, which speak to developers rather than to API users."""
 
@@ -136,15 +137,23 @@ class _ComponentSchema(GenerateJsonSchema):
         return out
 
 
+def split_null(field: Schema) -> tuple[Schema, bool]:
+    """pydantic's schema of ``T | None`` (``anyOf`` with null, the field's description and default
+    beside it) as T's schema with those keys, and whether null was allowed."""
+    branches = field.get("anyOf")
+    if branches is None or NULL not in branches:
+        return field, False
+    (value,) = [b for b in branches if b != NULL]
+    return {**value, **{k: v for k, v in field.items() if k != "anyOf"}}, True
+
+
 def open_object(model: type[BaseModel]) -> Schema:
     """A free-form object whose known keys ``model`` declares, none of them promised (more may come)."""
-    raw = model.model_json_schema(mode="serialization", schema_generator=_ComponentSchema)
+    raw = model.model_json_schema(mode="serialization", schema_generator=ComponentSchema)
     properties: dict[str, Schema] = {}
     for name, field in raw["properties"].items():
-        branches = field.get("anyOf", [field])
-        values = [b for b in branches if b != {"type": "null"}]
-        schema = {**values[0], **{k: v for k, v in field.items() if k != "anyOf"}}
-        properties[name] = nullable(schema) if len(values) < len(branches) else schema
+        schema, null = split_null(field)
+        properties[name] = nullable(schema) if null else schema
     return {**free_object(raw["description"]), "properties": properties}
 
 
@@ -153,7 +162,7 @@ def read_model_schemas(models: tuple[type[BaseModel], ...]) -> dict[str, Schema]
     _, top = models_json_schema(
         [(model, "serialization") for model in models],
         ref_template="#/components/schemas/{model}",
-        schema_generator=_ComponentSchema,
+        schema_generator=ComponentSchema,
     )
     defs: dict[str, Schema] = top["$defs"]
     return defs
@@ -173,6 +182,8 @@ def component_schemas(
 
 __all__ = [
     "EXT",
+    "NULL",
+    "ComponentSchema",
     "array",
     "as_input",
     "component_schemas",
@@ -185,6 +196,7 @@ __all__ = [
     "obj",
     "open_object",
     "page_envelope",
+    "split_null",
     "ref",
     "string",
     "uuid_",
