@@ -18,6 +18,7 @@ Descriptions, ``x-extension`` and schema-only facts (``format: uri``) are declar
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -88,6 +89,16 @@ class InputSchemas:
             if name in out:
                 out[bound] = out.pop(name)
         return as_input(out)
+
+
+def query_parameters(model: type[BaseModel]) -> tuple[dict[str, Any], ...]:
+    """A query string's parameters from the model that validates it: names, bounds, defaults."""
+    raw = model.model_json_schema(mode="validation", schema_generator=ComponentSchema)
+    required = set(raw.get("required", ()))
+    return tuple(
+        {"name": name, "in": "query", "schema": field, **({"required": True} if name in required else {})}
+        for name, field in raw["properties"].items()
+    )
 
 
 @cache

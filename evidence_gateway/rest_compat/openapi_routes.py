@@ -17,12 +17,15 @@ from pydantic import BaseModel
 from evidence_gateway import read_models as rm
 from evidence_gateway.resolvers.approvals import ApprovalInput
 from evidence_gateway.resolvers.calculations import CalculateInput
+from evidence_gateway.resolvers.events import DEFAULT_LIMIT, MAX_LIMIT
 from evidence_gateway.resolvers.evidence import EvidenceCreate
 from evidence_gateway.resolvers.imports import ImportCreate
 from evidence_gateway.resolvers.packs import GeneratePackInput
+from evidence_gateway.resolvers.pagination import PageParams
 from evidence_gateway.resolvers.webhook_endpoints import EndpointCreate, EndpointUpdate
 from evidence_gateway.resolvers.webhooks import WebhookTestInput
 from evidence_gateway.resolvers.workspaces import WorkspaceCreate
+from evidence_gateway.rest_compat.openapi_inputs import query_parameters
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
     as_input,
@@ -68,10 +71,7 @@ def path_id(what: str) -> Param:
     return {"name": "id", "in": "path", "required": True, "schema": as_input(uuid_()), "description": f"{what} id."}
 
 
-PAGE: tuple[Param, ...] = (
-    {"name": "page", "in": "query", "schema": integer(minimum=1, maximum=10_000_000, default=1)},
-    {"name": "per_page", "in": "query", "schema": integer(minimum=1, maximum=100, default=20)},
-)
+PAGE = query_parameters(PageParams)
 # Every write: docs/write-path.md.
 IDEMPOTENCY_KEY: Param = {
     "name": "Idempotency-Key",
@@ -100,7 +100,7 @@ PREFER: Param = {
 WORKSPACE, PACK, ENDPOINT = path_id("Workspace"), path_id("Report pack"), path_id("Webhook endpoint")
 EVENTS_QUERY: tuple[Param, ...] = (
     {"name": "after", "in": "query", "schema": string(), "description": "A cursor from this API."},
-    {"name": "limit", "in": "query", "schema": integer(minimum=1, maximum=200, default=50)},
+    {"name": "limit", "in": "query", "schema": integer(minimum=1, maximum=MAX_LIMIT, default=DEFAULT_LIMIT)},
 )
 WORKSPACE_FILTER: Param = {
     "name": "workspace_id",
