@@ -50,7 +50,9 @@ class EvidenceApp(Starlette):
         limited = RateLimitMiddleware(super().build_middleware_stack(), self.state.limiter, settings.rate_limits)
         observed = AccessLogMiddleware(ResponseHeadersMiddleware(limited), self.routes, [metrics.observe_request])
         addresses = ClientAddress(parse_networks(settings.trusted_proxies), settings.trusted_proxy_header)
-        return ClientAddressMiddleware(cors.wrap(RequestIdMiddleware(observed), settings), addresses)
+        stack = ClientAddressMiddleware(cors.wrap(RequestIdMiddleware(observed), settings), addresses)
+        # Tracing on: the server span outside everything, so every log line of the request is in it.
+        return tracing.wrap(stack, self.routes, self.state.tracer_provider)
 
 
 async def healthz(request: Request) -> Response:
@@ -102,7 +104,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await listener.stop()
             await db.dispose()
             if app.state.tracer_provider is not None:
-                app.state.tracer_provider.shutdown()  # the spans still buffered go out
+                tracing.shutdown(app.state.tracer_provider)  # the spans still buffered go out
 
     # GET runs persisted queries only (schema/persisted.py refuses any other GET); EVIDENCE_GRAPHIQL=false:
     # no IDE page and no assets. Pages of the CORS origins may also open the subscription socket
@@ -127,7 +129,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         exception_handlers=handlers,
         lifespan=lifespan,
     )
-    app.state.tracer_provider = tracing.instrument(app)
+    app.state.tracer_provider = tracing.instrument(db)
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions

@@ -7,6 +7,7 @@ never the other way round.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -284,7 +285,9 @@ class _SqliteReader:
     async def run(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
         if self._threads is None:
             self._threads = ThreadPoolExecutor(SQLITE_READER_THREADS, thread_name_prefix="sqlite-reader")
-        return await asyncio.get_running_loop().run_in_executor(self._threads, self._read, statements)
+        # In the caller's context, so that what observes statements (tracing) knows whose they are.
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._threads, run, self._read, statements)
 
     def close(self) -> None:
         """Like the engine's dispose: the reader starts again on its next read."""
