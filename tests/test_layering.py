@@ -34,7 +34,9 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
             P + "web.observability.trace_sql",
         )
     },
-    (P + "web.observability.graphql", P + "web.observability.graphql_tracing"): "optional dependency (the 'otel' extra)",
+    (P + "web.observability.graphql", P + "web.observability.graphql_tracing"): (
+        "optional dependency (the 'otel' extra)"
+    ),
 }
 
 # Circles that function-level imports still hold apart; each must shrink to nothing.
