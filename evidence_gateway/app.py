@@ -28,6 +28,7 @@ from evidence_gateway.web import cors, graphiql
 from evidence_gateway.web.json_response import JSONResponse
 from evidence_gateway.web.observability import metrics, readiness, tracing
 from evidence_gateway.web.observability.access import AccessLogMiddleware
+from evidence_gateway.web.observability.saturation import Saturation
 from evidence_gateway.web.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
 from evidence_gateway.web.ratelimit.limiter import Limiter
 from evidence_gateway.web.ratelimit.middleware import RateLimitMiddleware
@@ -130,6 +131,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         lifespan=lifespan,
     )
     app.state.tracer_provider = tracing.instrument(db)
+    # Read at each scrape of /metrics: pools and subscriptions of this process, queues of all.
+    app.state.saturation = Saturation(lambda: db.pools, lambda: subscriptions.subscriber_count)
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions

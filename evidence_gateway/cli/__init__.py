@@ -96,15 +96,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return None
         return await organizations.create_api_key(db, DEMO_ORG)
 
+    if args.workers > 1:
+        # Every worker process writes its metric samples where any of them can read all (/metrics);
+        # ready before anything here counts (the demo key's events).
+        multiproc.prepare(os.environ)
     # Migrate here, once, before any worker exists; a refusal ends serve (main prints it).
     key = asyncio.run(_prepared(args, demo_key, allow_migrate=args.migrate or get_settings().migrate))
     # The schema is at head now: workers (and this process's app) only check it.
     os.environ["EVIDENCE_MIGRATE"] = "false"
     if args.no_dispatcher:
         os.environ["EVIDENCE_DISPATCHER"] = "false"
-    if args.workers > 1:
-        # Every worker process writes its metric samples where any of them can read all (/metrics).
-        multiproc.prepare(os.environ)
     get_settings.cache_clear()
     settings = get_settings()
     if key:

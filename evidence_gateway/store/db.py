@@ -18,6 +18,7 @@ import asyncpg
 from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import Pool
 
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.store import pg_reads
@@ -115,6 +116,14 @@ class Database:
         if self._reader is not None:
             engines.append(self._reader.engine)
         return engines
+
+    @property
+    def pools(self) -> list[tuple[str, Pool]]:
+        """Every connection pool by name (for the pool gauges of /metrics)."""
+        pools = [("main", self.engine.sync_engine.pool)]
+        if self._reader is not None:
+            pools.append(("sqlite_reader", self._reader.engine.pool))
+        return pools
 
     async def fetch(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
         """All rows of one Core statement, read outside any transaction (each statement sees
