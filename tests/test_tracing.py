@@ -23,6 +23,8 @@ from evidence_gateway.web.observability import logs, tracing
 from evidence_gateway.web.observability.tracing import requested
 from tests.conftest import Api, seed_key
 from tests.test_packs import calculated_workspace, generated
+from tests.test_webhook_endpoints import register
+from tests.waiting import eventually
 from tests.webhook_receiver import running
 
 
@@ -154,3 +156,41 @@ async def test_a_request_is_traced_end_to_end_and_no_secret_is_exported(
     graphql_server = next(s for s in spans if s.name == "POST /graphql")
     assert (format(graphql_server.context.trace_id, "032x"), format(graphql_server.context.span_id, "016x")) in traced
     assert all("trace_id" not in a for a in access if a.get("path") in ("/healthz", "/readyz", "/metrics"))
+
+
+async def test_queued_work_and_webhook_dispatch_are_traced(settings: Settings, traced_env: None) -> None:
+    """Work queued with respond-async runs as a trace of its own with its SQL inside; a delivery to
+    a registered endpoint is a dispatch span whose POST carries its traceparent to the receiver."""
+    memory = InMemorySpanExporter()
+    app = create_app(settings.model_copy(update={"background_work": True, "dispatcher": True}))
+    tracing.add_exporter(app.state.tracer_provider, memory)
+    with running() as receiver:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as http,
+        ):
+            api = Api(http, await seed_key(app.state.db, "traced-work"))
+            await register(api, receiver.url, event_types=["calculation.completed"])
+            ws = await calculated_workspace(api)
+            resp = await api.post(f"/api/v2/workspaces/{ws['id']}/calculate", headers={"Prefer": "respond-async"})
+            assert resp.status_code == 202, resp.text
+            await eventually(lambda: len(receiver.received) >= 2, "both calculations delivered")
+            await eventually(
+                lambda: any(s.name == "webhook delivery" for s in memory.get_finished_spans()), "the delivery span"
+            )
+    spans = memory.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    (queued,) = [s for s in spans if s.name == "queued calculation run"]
+    assert queued.kind is SpanKind.CONSUMER and queued.parent is None
+    assert any(s.parent is not None and s.parent.span_id == queued.context.span_id for s in spans), "no child"
+    inside = [s for s in spans if s.context.trace_id == queued.context.trace_id and s.attributes.get("db.system")]
+    assert {"SELECT", "INSERT"} <= {s.name for s in inside}
+    deliveries = [s for s in spans if s.name == "webhook delivery"]
+    posts = [s for s in spans if s.name == "POST" and s.parent is not None and s.parent.span_id in by_id]
+    assert deliveries and all(by_id[p.parent.span_id].name == "webhook delivery" for p in posts if p.parent)
+    sent = {(p.context.trace_id, p.context.span_id) for p in posts}
+    got = set()
+    for delivered in receiver.received:
+        _version, trace_id, span_id, _flags = delivered.headers["traceparent"].split("-")
+        got.add((int(trace_id, 16), int(span_id, 16)))
+    assert got and got <= sent
