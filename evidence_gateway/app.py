@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,7 +27,7 @@ from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
 from evidence_gateway.web import cors, graphiql
 from evidence_gateway.web.json_response import JSONResponse
-from evidence_gateway.web.observability import metrics, readiness, tracing
+from evidence_gateway.web.observability import metrics, multiproc, readiness, tracing
 from evidence_gateway.web.observability.access import AccessLogMiddleware
 from evidence_gateway.web.observability.saturation import Saturation
 from evidence_gateway.web.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
@@ -74,6 +75,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
     listener = None if db.is_sqlite else wakeups.PgListener(db.url)
     # GraphQL subscriptions: one tail of the event log per organisation with subscribers here.
     subscriptions = SubscriptionHub(db)
+    # Read at each scrape of /metrics: pools and subscriptions of this process, queues of all.
+    saturation = Saturation(
+        lambda: db.pools, lambda: subscriptions.subscriber_count, mirrored=bool(os.environ.get(multiproc.MULTIPROC_ENV))
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -91,11 +96,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # were the long tail: p99 183 -> 138 ms, +20 % reads a second (docs/performance.md). No
         # collection first: it cost the test suite half its time (an app per test), and what
         # little start-up garbage is frozen with the rest stays for the process's life.
+        saturation.start()
         gc.freeze()
         try:
             yield
         finally:
             gc.unfreeze()  # an app that stops (tests start many) leaves nothing behind for good
+            await saturation.stop()
             if settings.dispatcher:
                 await dispatcher.stop(settings.webhook_read_timeout_seconds)
             if settings.background_work:
@@ -131,8 +138,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         lifespan=lifespan,
     )
     app.state.tracer_provider = tracing.instrument(db)
-    # Read at each scrape of /metrics: pools and subscriptions of this process, queues of all.
-    app.state.saturation = Saturation(lambda: db.pools, lambda: subscriptions.subscriber_count)
+    app.state.saturation = saturation
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,14 +16,16 @@ from starlette.applications import Starlette
 
 from evidence_gateway.app import create_app
 from evidence_gateway.settings import Settings
-from evidence_gateway.store.db import Database
+from evidence_gateway.store.db import SQLITE_READER_THREADS, Database
 from evidence_gateway.web.observability import metrics
 from tests.conftest import Api, create_workspace, seed_key
 from tests.live_server import ws_served
-from tests.test_metrics import Samples, delta, scrape
+from tests.serve_process import Database as ServedDatabase
+from tests.serve_process import Node
+from tests.test_metrics import BUSY_SECONDS, Samples, delta, parse, scrape
 from tests.test_packs import calculated_workspace
 from tests.test_webhook_endpoints import register
-from tests.waiting import eventually
+from tests.waiting import eventually, until
 from tests.webhook_receiver import Receiver, running
 from tests.wsclient import GraphQLWS
 
@@ -174,3 +177,26 @@ async def test_open_subscriptions_are_counted(app: Starlette, api: Api, key_a: s
             return delta(before, await scrape(api.http), "evidence_subscriptions_open") == 0
 
         await eventually(gone, "the subscription no longer counted")
+
+
+@pytest.mark.slow
+def test_serve_with_two_workers_sums_each_workers_pools(tmp_path: Path) -> None:
+    """Whichever worker answers, the scrape holds both workers' pools: the reader pool's four
+    connections twice (each worker copies its figures to the shared sample files)."""
+    samples = tmp_path / "metrics"
+    database = ServedDatabase(f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}", sqlite_path=tmp_path / "evidence.db")
+    node = Node(database, tmp_path, env={"PROMETHEUS_MULTIPROC_DIR": str(samples)}).start("--workers", "2")
+    try:
+
+        def both_workers_mirrored() -> float | None:
+            text = httpx.get(f"{node.base}/metrics", timeout=BUSY_SECONDS).text
+            found = parse(text).get(("evidence_db_pool_max_connections", frozenset({("pool", "sqlite_reader")})))
+            return found if found == 2 * SQLITE_READER_THREADS else None
+
+        until(both_workers_mirrored, "both workers' reader pools in one scrape", BUSY_SECONDS)
+        text = httpx.get(f"{node.base}/metrics", timeout=BUSY_SECONDS).text
+        samples_of = [line for line in text.splitlines() if line.startswith("evidence_subscriptions_open ")]
+        assert len(samples_of) == 1  # summed over the workers, not one per worker
+        assert parse(text)[("evidence_metrics_database_read_ok", frozenset())] == 1
+    finally:
+        node.stop()

@@ -2,7 +2,8 @@
 request: nothing on the hot path, and the value is the one of the moment of the scrape.
 
 - **This process** (free to read): the database pools' connections in use, idle and waiting,
-  and the GraphQL subscriptions open.
+  and the GraphQL subscriptions open. With several worker processes each copies them to the
+  multiprocess files every ``MIRROR_SECONDS`` instead, and a scrape sums the workers.
 - **The cluster** (one indexed query each, read from the database, the same on every node):
   the respond-async queue (depth and age of the oldest item, by kind) and the webhook backlog
   (messages owed, age of the oldest one already due). Being shared state, every node reports the
@@ -15,12 +16,16 @@ left out of that scrape (``evidence_metrics_database_read_ok`` says 0) and the r
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from prometheus_client import Gauge, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import CompoundSelect, func, literal, select, union_all
@@ -121,28 +126,91 @@ def pool_figures(pool: Pool) -> tuple[int, int, int, int]:
     return int(checkedout()), int(pool.checkedin()), _waiting(pool), size  # type: ignore[attr-defined]
 
 
-class Saturation(Collector):
-    """Yields the gauges above; ``cluster`` is refreshed by the scrape before collection."""
+# Several worker processes (``serve --workers N``): a scrape is answered by one of them, so each
+# copies its own figures into prometheus-client's multiprocess files every MIRROR_SECONDS, summed
+# over the live workers. Not registered: in one process the collector below reads them itself.
+MIRROR_SECONDS = 2.0
+POOL_HELP = "Database connections of this node's processes, by pool and state."
+WAITING_HELP = "Callers waiting for a database connection, by pool."
+MAX_HELP = "The most connections the pools of this node's processes open."
+SUBSCRIPTIONS_HELP = "GraphQL subscriptions open on this node."
 
-    def __init__(self, pools: Callable[[], Sequence[tuple[str, Pool]]], subscriptions: Callable[[], int]) -> None:
+
+@functools.cache
+def _mirrored() -> dict[str, Gauge]:
+    """Made at the first copy, in a worker: its sample file opens then, in a directory that exists."""
+    summed: dict[str, Any] = {"registry": None, "multiprocess_mode": "livesum"}
+    return {
+        "connections": Gauge("evidence_db_pool_connections", POOL_HELP, ["pool", "state"], **summed),
+        "waiting": Gauge("evidence_db_pool_waiting", WAITING_HELP, ["pool"], **summed),
+        "max": Gauge("evidence_db_pool_max_connections", MAX_HELP, ["pool"], **summed),
+        "subscriptions": Gauge("evidence_subscriptions_open", SUBSCRIPTIONS_HELP, **summed),
+    }
+
+
+class Saturation(Collector):
+    """Yields the gauges above; ``cluster`` is refreshed by the scrape before collection.
+    ``mirrored``: this process's figures go to the multiprocess files (``mirror``) instead."""
+
+    def __init__(
+        self,
+        pools: Callable[[], Sequence[tuple[str, Pool]]],
+        subscriptions: Callable[[], int],
+        *,
+        mirrored: bool = False,
+    ) -> None:
         self.pools = pools
         self.subscriptions = subscriptions
+        self.mirrored = mirrored
         self.cluster = Cluster()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.mirrored:
+            self.mirror()
+            self._task = asyncio.create_task(self._mirror_loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+            # A worker that stops takes its figures with it (one that crashes leaves its last ones).
+            multiprocess.mark_process_dead(os.getpid())
+
+    async def _mirror_loop(self) -> None:
+        while True:
+            await asyncio.sleep(MIRROR_SECONDS)
+            self.mirror()
+
+    def mirror(self) -> None:
+        gauges = _mirrored()
+        for name, pool in self.pools():
+            in_use, idle, waiters, most = pool_figures(pool)
+            gauges["connections"].labels(name, "in_use").set(in_use)
+            gauges["connections"].labels(name, "idle").set(idle)
+            gauges["waiting"].labels(name).set(waiters)
+            gauges["max"].labels(name).set(most)
+        gauges["subscriptions"].set(self.subscriptions())
 
     def collect(self) -> Iterator[Metric]:
+        if not self.mirrored:
+            yield from self._this_process()
+        yield from self._cluster()
+
+    def _this_process(self) -> Iterator[Metric]:
         connections = GaugeMetricFamily(
             "evidence_db_pool_connections",
-            "Database connections of this process, by pool and state.",
+            POOL_HELP,
             labels=["pool", "state"],
         )
         waiting = GaugeMetricFamily(
             "evidence_db_pool_waiting",
-            "Callers of this process waiting for a database connection, by pool.",
+            WAITING_HELP,
             labels=["pool"],
         )
-        limit = GaugeMetricFamily(
-            "evidence_db_pool_max_connections", "The most connections a pool of this process opens.", labels=["pool"]
-        )
+        limit = GaugeMetricFamily("evidence_db_pool_max_connections", MAX_HELP, labels=["pool"])
         for name, pool in self.pools():
             in_use, idle, waiters, most = pool_figures(pool)
             connections.add_metric([name, "in_use"], in_use)
@@ -150,10 +218,7 @@ class Saturation(Collector):
             waiting.add_metric([name], waiters)
             limit.add_metric([name], most)
         yield from (connections, waiting, limit)
-        yield GaugeMetricFamily(
-            "evidence_subscriptions_open", "GraphQL subscriptions open on this process.", value=self.subscriptions()
-        )
-        yield from self._cluster()
+        yield GaugeMetricFamily("evidence_subscriptions_open", SUBSCRIPTIONS_HELP, value=self.subscriptions())
 
     def _cluster(self) -> Iterator[Metric]:
         cluster = self.cluster
