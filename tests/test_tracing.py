@@ -20,6 +20,7 @@ from evidence_gateway.app import create_app
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.settings import Settings
 from evidence_gateway.web.observability import logs, tracing
+from evidence_gateway.web.observability.trace_scrub import scrub_attributes
 from evidence_gateway.web.observability.tracing import requested
 from tests.conftest import Api, seed_key
 from tests.test_packs import calculated_workspace, generated
@@ -194,3 +195,23 @@ async def test_queued_work_and_webhook_dispatch_are_traced(settings: Settings, t
         _version, trace_id, span_id, _flags = delivered.headers["traceparent"].split("-")
         got.add((int(trace_id, 16), int(span_id, 16)))
     assert got and got <= sent
+
+
+def test_query_strings_keep_only_harmless_values() -> None:
+    url = "https://h.example/api/v2/artifacts/1/download?expires=1700000000&signature=abc123&page=2#frag"
+    scrubbed = scrub_attributes(
+        {
+            "url.full": url,
+            "url.query": "per_page=5&token=t0k3n&API_KEY=k3y&cursor=evs",
+            "http.status_code": 200,
+            "exception.message": "failed POST https://x/?key=s3cret with Bearer evk_abc",
+        }
+    )
+    assert scrubbed is not None
+    assert scrubbed["url.full"] == (
+        "https://h.example/api/v2/artifacts/1/download?expires=REDACTED&[link signature]&page=2#REDACTED"
+    )
+    assert scrubbed["url.query"] == "per_page=5&token=REDACTED&API_KEY=REDACTED&cursor=evs"
+    assert scrubbed["http.status_code"] == 200
+    assert "s3cret" not in scrubbed["exception.message"] and "evk_" not in scrubbed["exception.message"]
+    assert scrub_attributes({"url.full": "https://h.example/a?page=1", "n": 1}) is None  # nothing to take out
