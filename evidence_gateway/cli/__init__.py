@@ -39,7 +39,7 @@ from evidence_gateway.store.db import Database
 from evidence_gateway.store.migrate import SchemaError
 from evidence_gateway.web import graphiql, serving
 from evidence_gateway.web.connections import GuardedHttpToolsProtocol
-from evidence_gateway.web.observability import logs, metrics, multiproc
+from evidence_gateway.web.observability import logs, metrics, multiproc, tracing
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 
@@ -160,6 +160,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         listener = None if db.is_sqlite else wakeups.PgListener(db.url)
         worker, dispatcher = Worker(db, settings), Dispatcher(db, settings)
+        tracer_provider = tracing.instrument(db)  # queued work and deliveries, when OTEL_* asks
         if listener is not None:
             await listener.start()
         await worker.start()
@@ -172,6 +173,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             await worker.stop(settings.lease_seconds)
             if listener is not None:
                 await listener.stop()
+            if tracer_provider is not None:
+                tracing.shutdown(tracer_provider)
 
     asyncio.run(_prepared(args, run))
     return 0

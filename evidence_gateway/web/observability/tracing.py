@@ -16,16 +16,15 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager, nullcontext
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starlette.routing import BaseRoute
-from starlette.types import ASGIApp, Scope
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Scope
 
-from evidence_gateway.web.observability.access import route_template
-
+# Light at load (the log configuration imports it for ``log_ids``): no web framework here.
 log = logging.getLogger(__name__)
 
 # Set while a traced app runs in this process: the hooks then make spans.
@@ -114,8 +113,9 @@ def shutdown(provider: Any) -> None:
     provider.shutdown()
 
 
-def wrap(app: ASGIApp, routes: list[BaseRoute], provider: Any) -> ASGIApp:
-    """``app`` inside the server spans' middleware (``provider`` None: ``app`` itself)."""
+def wrap(app: ASGIApp, route_of: Callable[[Scope], str | None], provider: Any) -> ASGIApp:
+    """``app`` inside the server spans' middleware (``provider`` None: ``app`` itself); spans are
+    named by ``route_of`` (the route template of a request)."""
     if provider is None:
         return app
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
@@ -124,17 +124,17 @@ def wrap(app: ASGIApp, routes: list[BaseRoute], provider: Any) -> ASGIApp:
     return OpenTelemetryMiddleware(
         app,
         excluded_urls=ExcludeList([UNTRACED_PATHS]),
-        server_request_hook=partial(_name_by_route, routes),
+        server_request_hook=partial(_name_by_route, route_of),
         tracer_provider=provider,
         exclude_spans=["receive", "send"],  # a span per ASGI message says nothing an operator needs
     )
 
 
-def _name_by_route(routes: list[BaseRoute], span: Any, scope: Scope) -> None:
+def _name_by_route(route_of: Callable[[Scope], str | None], span: Any, scope: Scope) -> None:
     """Spans named by the whole route template, as the access log and the metrics name them."""
     if span is None or not span.is_recording() or scope.get("type") != "http":
         return
-    template = route_template(routes, dict(scope))
+    template = route_of(scope)
     if template is not None:
         span.update_name(f"{scope.get('method', '')} {template}")
         span.set_attribute("http.route", template)
