@@ -128,7 +128,7 @@ async def test_a_request_is_traced_end_to_end_and_no_secret_is_exported(
     assert {"GET /api/v2/workspaces", "POST /graphql", "GET /api/v2/artifacts/{id}/download"} <= servers
     assert not {name for name in servers if name.split(" ")[-1] in ("/healthz", "/readyz", "/metrics")}
     sql = [s for s in spans if s.kind is SpanKind.CLIENT and (s.attributes or {}).get("db.system")]
-    assert {"SELECT", "INSERT"} <= {s.name for s in sql}
+    assert {"SELECT", "INSERT", "COMMIT"} <= {s.name for s in sql}
     server_ids = {s.context.span_id for s in spans if s.kind is SpanKind.SERVER}
     assert all(s.parent is not None for s in sql), "SQL spans only inside a traced operation"
     assert {"GraphQL Parsing", "GraphQL Validation", "GraphQL Listed"} <= {s.name for s in spans}

@@ -128,13 +128,18 @@ def _copy(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
 def wrap_drivers() -> None:
     """asyncpg's and aiosqlite's statement methods, once per process. SQLAlchemy's own calls
     go through methods not wrapped here (asyncpg's prepared statements and ``executemany``,
-    aiosqlite's cursors), so no statement is counted twice; asyncpg's ``execute`` also carries the BEGIN and COMMIT
-    of SQLAlchemy's PostgreSQL transactions, round trips worth seeing."""
+    aiosqlite's cursors), so no statement is counted twice. Transactions' ends are spans too,
+    round trips worth seeing: aiosqlite's ``commit`` and ``rollback``, and asyncpg's ``execute``,
+    which carries the BEGIN and COMMIT of SQLAlchemy's PostgreSQL transactions."""
     for name in ("execute", "fetch", "fetchrow", "fetchval"):
         _wrap(asyncpg.connection.Connection, name, "postgresql", _first)
     _wrap(asyncpg.connection.Connection, "copy_records_to_table", "postgresql", _copy)
     for name in ("execute", "executemany", "execute_fetchall", "execute_insert"):
         _wrap(aiosqlite.Connection, name, "sqlite", _first)
+    # SQLAlchemy ends SQLite transactions here; a commit also runs the event-log inserts queued
+    # just before it on the driver's thread (core/events.py), so its span covers them.
+    _wrap(aiosqlite.Connection, "commit", "sqlite", lambda _a, _k: "COMMIT")
+    _wrap(aiosqlite.Connection, "rollback", "sqlite", lambda _a, _k: "ROLLBACK")
 
 
 def instrument(db: Any, tracer: Any) -> None:
