@@ -126,9 +126,7 @@ class Dispatcher:
                 if behind:
                     with tracing.span("webhook fan-out", attributes={"evidence.endpoints": len(behind)}):
                         progressed += await self.fan_out(behind)
-                if any_due:
-                    with tracing.span("webhook dispatch"):
-                        progressed += await self.dispatch_due(any_due)
+                progressed += await self.dispatch_due(any_due)
             except Exception:
                 log.exception("webhook dispatch round failed")
                 progressed = 0
@@ -221,8 +219,9 @@ class Dispatcher:
         # While attempts are on the wire, claim in batches rather than one message per finished one.
         if room <= 0 or (self._in_flight and room < min(8, self.settings.webhook_max_in_flight)):
             return 0
-        claimed = await self.claim(room)
-        self._start(await delivery.load(self.db, claimed))
+        with tracing.span("webhook dispatch", attributes={"evidence.room": room}):
+            claimed = await self.claim(room)
+            self._start(await delivery.load(self.db, claimed))
         return len(claimed)
 
     def _sent(self, task: asyncio.Task[Any]) -> None:
