@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.types import ASGIApp
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.types import ASGIApp, Scope
 
 from evidence_gateway import rest_compat
 from evidence_gateway.auth import KeyCache
@@ -26,8 +28,9 @@ from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
 from evidence_gateway.web import cors, graphiql
 from evidence_gateway.web.json_response import JSONResponse
-from evidence_gateway.web.observability import metrics, readiness, tracing
-from evidence_gateway.web.observability.access import AccessLogMiddleware
+from evidence_gateway.web.observability import metrics, multiproc, readiness, tracing
+from evidence_gateway.web.observability.access import AccessLogMiddleware, route_template
+from evidence_gateway.web.observability.saturation import Saturation
 from evidence_gateway.web.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
 from evidence_gateway.web.ratelimit.limiter import Limiter
 from evidence_gateway.web.ratelimit.middleware import RateLimitMiddleware
@@ -50,7 +53,14 @@ class EvidenceApp(Starlette):
         limited = RateLimitMiddleware(super().build_middleware_stack(), self.state.limiter, settings.rate_limits)
         observed = AccessLogMiddleware(ResponseHeadersMiddleware(limited), self.routes, [metrics.observe_request])
         addresses = ClientAddress(parse_networks(settings.trusted_proxies), settings.trusted_proxy_header)
-        return ClientAddressMiddleware(cors.wrap(RequestIdMiddleware(observed), settings), addresses)
+        stack = ClientAddressMiddleware(cors.wrap(RequestIdMiddleware(observed), settings), addresses)
+        # Tracing on: the server span outside everything, so every log line of the request is in it.
+        route_of = partial(_route_of, self.routes)
+        return tracing.wrap(stack, route_of, self.state.tracer_provider)
+
+
+def _route_of(routes: list[BaseRoute], scope: Scope) -> str | None:
+    return route_template(routes, dict(scope))
 
 
 async def healthz(request: Request) -> Response:
@@ -71,6 +81,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
     listener = None if db.is_sqlite else wakeups.PgListener(db.url)
     # GraphQL subscriptions: one tail of the event log per organisation with subscribers here.
     subscriptions = SubscriptionHub(db)
+    # Read at each scrape of /metrics: pools and subscriptions of this process, queues of all.
+    saturation = Saturation(
+        lambda: db.pools, lambda: subscriptions.subscriber_count, mirrored=bool(os.environ.get(multiproc.MULTIPROC_ENV))
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -88,11 +102,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # were the long tail: p99 183 -> 138 ms, +20 % reads a second (docs/performance.md). No
         # collection first: it cost the test suite half its time (an app per test), and what
         # little start-up garbage is frozen with the rest stays for the process's life.
+        saturation.start()
         gc.freeze()
         try:
             yield
         finally:
             gc.unfreeze()  # an app that stops (tests start many) leaves nothing behind for good
+            await saturation.stop()
             if settings.dispatcher:
                 await dispatcher.stop(settings.webhook_read_timeout_seconds)
             if settings.background_work:
@@ -102,7 +118,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 await listener.stop()
             await db.dispose()
             if app.state.tracer_provider is not None:
-                app.state.tracer_provider.shutdown()  # the spans still buffered go out
+                tracing.shutdown(app.state.tracer_provider)  # the spans still buffered go out
 
     # GET runs persisted queries only (schema/persisted.py refuses any other GET); EVIDENCE_GRAPHIQL=false:
     # no IDE page and no assets. Pages of the CORS origins may also open the subscription socket
@@ -127,7 +143,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         exception_handlers=handlers,
         lifespan=lifespan,
     )
-    app.state.tracer_provider = tracing.instrument(app)
+    app.state.tracer_provider = tracing.instrument(db)
+    app.state.saturation = saturation
     app.state.db = db
     app.state.worker = worker
     app.state.subscriptions = subscriptions

@@ -128,6 +128,9 @@ class Settings(BaseSettings):
     graphql_persisted_query_cache_bytes: int = Field(default=8 * 1024 * 1024, ge=0)
     # A JSON file of sha256 -> document: when set, only those documents run (schema/persisted.py).
     graphql_trusted_documents: str = ""
+    # Webhook endpoints whose id labels the delivery-latency histogram in a process; the rest
+    # count as "other" (docs/observability.md): the label's cardinality stays bounded.
+    metrics_webhook_endpoints: int = Field(default=20, ge=0)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

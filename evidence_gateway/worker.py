@@ -31,6 +31,7 @@ from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunS
 from evidence_gateway.resolvers import calculations, packs
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database, rows_changed
+from evidence_gateway.web.observability import tracing
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,8 @@ class Worker:
         while True:
             await asyncio.sleep(self.settings.lease_seconds)
             try:
-                await self.sweep()
+                with tracing.span("sweep"):
+                    await self.sweep()
             except Exception:
                 log.exception("sweep failed")
 
@@ -183,7 +185,7 @@ class Worker:
             ),
         )
         for run_id, org_id, key_id in runs:
-            self._spawn(calculations.execute_run(self._ctx(org_id, key_id), run_id))
+            self._spawn(calculations.execute_run(self._ctx(org_id, key_id), run_id), "calculation run", run_id, org_id)
         queued_packs = await self._claim(
             ReportPack,
             select(col(ReportPack.id), col(ReportPack.org_id), col(ReportPack.api_key_id)).where(
@@ -195,7 +197,7 @@ class Worker:
             ),
         )
         for pack_id, org_id, key_id in queued_packs:
-            self._spawn(packs.execute_pack(self._ctx(org_id, key_id), pack_id))
+            self._spawn(packs.execute_pack(self._ctx(org_id, key_id), pack_id), "pack generation", pack_id, org_id)
         return len(runs) + len(queued_packs)
 
     async def _claim(self, model: Any, stmt: Any) -> list[tuple[uuid.UUID, uuid.UUID, uuid.UUID | None]]:
@@ -222,10 +224,13 @@ class Worker:
     def _ctx(self, org_id: uuid.UUID, key_id: uuid.UUID | None) -> Ctx:
         return Ctx(db=self.db, settings=self.settings, principal=Principal(org_id=org_id, key_id=key_id))
 
-    def _spawn(self, work: Awaitable[Any]) -> None:
+    def _spawn(self, work: Awaitable[Any], what: str, item_id: uuid.UUID, org_id: uuid.UUID) -> None:
         async def run() -> None:
+            # Queued work is a trace of its own (the request that queued it has long answered).
+            attributes = {"evidence.work": what, "evidence.item_id": str(item_id), "evidence.org_id": str(org_id)}
             try:
-                await work
+                with tracing.span(f"queued {what}", kind="consumer", attributes=attributes):
+                    await work
             except DomainError as exc:
                 log.info("queued work ended with %s: %s", exc.code, exc.message)
             except Exception:

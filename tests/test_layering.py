@@ -23,13 +23,20 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
         (P + "web.observability.tracing", module): "optional dependency (the 'otel' extra)"
         for module in (
             "opentelemetry",
-            "opentelemetry.instrumentation.starlette",
+            "opentelemetry.instrumentation.asgi",
+            "opentelemetry.util.http",
             "opentelemetry.sdk.resources",
             "opentelemetry.sdk.trace",
             "opentelemetry.sdk.trace.export",
             "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+            # Our modules that import OpenTelemetry at load.
+            P + "web.observability.trace_scrub",
+            P + "web.observability.trace_sql",
         )
     },
+    (P + "web.observability.graphql", P + "web.observability.graphql_tracing"): (
+        "optional dependency (the 'otel' extra)"
+    ),
 }
 
 # Circles that function-level imports still hold apart; each must shrink to nothing.

@@ -39,7 +39,7 @@ from evidence_gateway.store.db import Database
 from evidence_gateway.store.migrate import SchemaError
 from evidence_gateway.web import graphiql, serving
 from evidence_gateway.web.connections import GuardedHttpToolsProtocol
-from evidence_gateway.web.observability import logs, metrics, multiproc
+from evidence_gateway.web.observability import logs, metrics, multiproc, tracing
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 
@@ -96,15 +96,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return None
         return await organizations.create_api_key(db, DEMO_ORG)
 
+    if args.workers > 1:
+        # Every worker process writes its metric samples where any of them can read all (/metrics);
+        # ready before anything here counts (the demo key's events).
+        multiproc.prepare(os.environ)
     # Migrate here, once, before any worker exists; a refusal ends serve (main prints it).
     key = asyncio.run(_prepared(args, demo_key, allow_migrate=args.migrate or get_settings().migrate))
     # The schema is at head now: workers (and this process's app) only check it.
     os.environ["EVIDENCE_MIGRATE"] = "false"
     if args.no_dispatcher:
         os.environ["EVIDENCE_DISPATCHER"] = "false"
-    if args.workers > 1:
-        # Every worker process writes its metric samples where any of them can read all (/metrics).
-        multiproc.prepare(os.environ)
     get_settings.cache_clear()
     settings = get_settings()
     if key:
@@ -159,6 +160,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         listener = None if db.is_sqlite else wakeups.PgListener(db.url)
         worker, dispatcher = Worker(db, settings), Dispatcher(db, settings)
+        tracer_provider = tracing.instrument(db)  # queued work and deliveries, when OTEL_* asks
         if listener is not None:
             await listener.start()
         await worker.start()
@@ -171,6 +173,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
             await worker.stop(settings.lease_seconds)
             if listener is not None:
                 await listener.stop()
+            if tracer_provider is not None:
+                tracing.shutdown(tracer_provider)
 
     asyncio.run(_prepared(args, run))
     return 0

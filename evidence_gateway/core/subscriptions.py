@@ -45,6 +45,7 @@ from evidence_gateway.models import Event, ReportPack
 from evidence_gateway.resolvers import packs
 from evidence_gateway.resolvers import subscriptions as feed
 from evidence_gateway.store.db import Database
+from evidence_gateway.web.observability import tracing
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +167,9 @@ class _Tail:
             if rows:
                 self.last = rows[-1].sequence
                 batch = tuple(rows)
-                for subscriber in list(self.subscribers):
-                    subscriber.push(batch)
+                with tracing.span("subscription fan-out", attributes={"evidence.events": len(batch)}):
+                    for subscriber in list(self.subscribers):
+                        subscriber.push(batch)
             if len(rows) < feed.PAGE:
                 return
 

@@ -18,6 +18,7 @@ from evidence_gateway.core.events import EventType, PendingEvent
 from evidence_gateway.models.base import bind_processors, table_of
 from evidence_gateway.store.db import has_run_anything
 from evidence_gateway.store.records import new_record
+from evidence_gateway.web.observability import metrics
 
 _NO_RESULT = object()
 
@@ -128,6 +129,7 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
     if uow is not None and uow.events:
         # Committed: this node's dispatcher and subscribers look now (other nodes: pg_notify).
         wakeups.published(ctx.org_id)
+        metrics.events_appended(e.type.value for e in uow.events)
 
 
 def _pending(session: AsyncSession) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult
@@ -33,7 +34,7 @@ from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import log_unexpected
 from evidence_gateway.schema.rate_limit import GraphQLCost
-from evidence_gateway.web.observability.graphql import OperationRecorder
+from evidence_gateway.web.observability.graphql import OperationRecorder, with_tracing
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
 _DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes, keys)
@@ -79,6 +80,9 @@ class EvidenceSchema(strawberry.Schema):
                 )
         except TimeoutError:
             return budget.exceeded()
+
+    def get_extensions(self, sync: bool = False) -> list[SchemaExtension]:
+        return with_tracing(super().get_extensions(sync))
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         # Domain errors are answers, not incidents: log only the unexpected.

@@ -7,6 +7,7 @@ never the other way round.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ import asyncpg
 from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import Pool
 
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.store import pg_reads
@@ -114,6 +116,14 @@ class Database:
         if self._reader is not None:
             engines.append(self._reader.engine)
         return engines
+
+    @property
+    def pools(self) -> list[tuple[str, Pool]]:
+        """Every connection pool by name (for the pool gauges of /metrics)."""
+        pools = [("main", self.engine.sync_engine.pool)]
+        if self._reader is not None:
+            pools.append(("sqlite_reader", self._reader.engine.pool))
+        return pools
 
     async def fetch(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
         """All rows of one Core statement, read outside any transaction (each statement sees
@@ -284,7 +294,9 @@ class _SqliteReader:
     async def run(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
         if self._threads is None:
             self._threads = ThreadPoolExecutor(SQLITE_READER_THREADS, thread_name_prefix="sqlite-reader")
-        return await asyncio.get_running_loop().run_in_executor(self._threads, self._read, statements)
+        # In the caller's context, so that what observes statements (tracing) knows whose they are.
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._threads, run, self._read, statements)
 
     def close(self) -> None:
         """Like the engine's dispose: the reader starts again on its next read."""

@@ -183,8 +183,11 @@ async def try_once(settings: Settings, job: Job, clients: Clients | None = None)
     started = time.perf_counter()
     headers = headers_for(job.endpoint, str(job.event.id), body, now)
     outcome = await send(settings, job.endpoint.url, body, headers, clients)
-    metrics.webhook_attempt(outcome.delivered, outcome.http_status)
-    return Attempt(job, outcome, body, round((time.perf_counter() - started) * 1000))
+    seconds = time.perf_counter() - started
+    metrics.webhook_delivery(
+        str(job.endpoint.id), settings.metrics_webhook_endpoints, outcome.delivered, outcome.http_status, seconds
+    )
+    return Attempt(job, outcome, body, round(seconds * 1000))
 
 
 async def attempt(

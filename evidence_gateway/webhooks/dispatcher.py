@@ -32,6 +32,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import Event, MessageStatus, WebhookEndpoint, WebhookMessage
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.web.observability import tracing
 from evidence_gateway.webhooks import delivery
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,11 @@ class Dispatcher:
                 looked = await self.db.fetch(_LOOK, {"now": utcnow()})
                 behind = [row.id for row in looked if row.kind == "behind"]
                 any_due = any(row.kind == "due" for row in looked)
-                progressed = await self.fan_out(behind) + await self.dispatch_due(any_due)
+                progressed = 0
+                if behind:
+                    with tracing.span("webhook fan-out", attributes={"evidence.endpoints": len(behind)}):
+                        progressed += await self.fan_out(behind)
+                progressed += await self.dispatch_due(any_due)
             except Exception:
                 log.exception("webhook dispatch round failed")
                 progressed = 0
@@ -214,8 +219,9 @@ class Dispatcher:
         # While attempts are on the wire, claim in batches rather than one message per finished one.
         if room <= 0 or (self._in_flight and room < min(8, self.settings.webhook_max_in_flight)):
             return 0
-        claimed = await self.claim(room)
-        self._start(await delivery.load(self.db, claimed))
+        with tracing.span("webhook dispatch", attributes={"evidence.room": room}):
+            claimed = await self.claim(room)
+            self._start(await delivery.load(self.db, claimed))
         return len(claimed)
 
     def _sent(self, task: asyncio.Task[Any]) -> None:
@@ -223,8 +229,14 @@ class Dispatcher:
         self._wake.set()  # room for the next ones
 
     async def _send(self, job: delivery.Job) -> None:
+        attributes = {
+            "evidence.webhook.endpoint_id": str(job.endpoint.id),
+            "evidence.webhook.message_id": str(job.message.id),
+            "evidence.event.type": job.event.type,
+        }
         try:
-            self._made.put_nowait(await delivery.try_once(self.settings, job, self._clients))
+            with tracing.span("webhook delivery", attributes=attributes):
+                self._made.put_nowait(await delivery.try_once(self.settings, job, self._clients))
         except Exception:
             # Unrecorded: the claim runs out and the message is sent again.
             log.exception("webhook delivery of message %s failed", job.message.id)

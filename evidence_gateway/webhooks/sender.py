@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from evidence_gateway.web.observability import tracing
 from evidence_gateway.webhooks.guard import Target
 
 # The excerpt is for a human reading the result: 1 KiB is plenty, and we never read more.
@@ -57,11 +58,22 @@ async def post(
     """POST ``body`` to the vetted addresses of ``target`` in order; the first connection wins.
 
     ``client``: a pooled client to reuse (kept open); without one, a client for this call only.
+    While tracing is on the POST is a client span, and its ``traceparent`` goes with it so that
+    the receiver's work joins the trace.
     """
-    if client is not None:
-        return await _post(client, target, body, headers, connect_timeout, read_timeout)
-    async with new_client(connect_timeout, read_timeout, verify) as own:
-        return await _post(own, target, body, headers, connect_timeout, read_timeout)
+    attributes = {"http.request.method": "POST", "url.full": str(target.url), "server.address": target.host}
+    with tracing.span("POST", kind="client", attributes=attributes) as span:
+        if span is not None:
+            headers = dict(headers)
+            tracing.inject(headers)
+        if client is not None:
+            outcome = await _post(client, target, body, headers, connect_timeout, read_timeout)
+        else:
+            async with new_client(connect_timeout, read_timeout, verify) as own:
+                outcome = await _post(own, target, body, headers, connect_timeout, read_timeout)
+        if span is not None:
+            tracing.note_outcome(span, outcome.http_status, outcome.error)
+        return outcome
 
 
 async def _post(

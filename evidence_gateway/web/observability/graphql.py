@@ -9,6 +9,15 @@ from strawberry.extensions import SchemaExtension
 from evidence_gateway.web.observability import access, tracing
 
 
+def with_tracing(extensions: list[SchemaExtension]) -> list[SchemaExtension]:
+    """The request's extensions, plus the GraphQL spans while tracing is on."""
+    if tracing.active:
+        from evidence_gateway.web.observability.graphql_tracing import GraphQLSpans
+
+        extensions.append(GraphQLSpans(tracing.provider()))
+    return extensions
+
+
 class OperationRecorder(SchemaExtension):
     """Notes the operation's name (``anonymous`` when it has none) and type once the document
     is known to be valid; refused documents are logged without one."""

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import structlog
 
+from evidence_gateway.web.observability import tracing
 from evidence_gateway.web.observability.redaction import redact_processor
 
 
@@ -44,6 +45,7 @@ def json_formatter() -> logging.Formatter:
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.stdlib.ExtraAdder(),
+        tracing.log_ids,  # trace_id and span_id while tracing is on
         structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
     ]
     return structlog.stdlib.ProcessorFormatter(

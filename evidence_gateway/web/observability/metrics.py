@@ -16,12 +16,15 @@ import ipaddress
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client import multiprocess as prometheus_multiprocess
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
@@ -29,6 +32,7 @@ from starlette.types import Scope
 from evidence_gateway.errors import NotFound, Unauthenticated
 from evidence_gateway.web.observability.access import AccessRecord
 from evidence_gateway.web.observability.multiproc import MULTIPROC_ENV
+from evidence_gateway.web.observability.saturation import read_cluster
 
 MAX_OPERATIONS = 200
 _OPERATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -64,6 +68,21 @@ WEBHOOK_ATTEMPTS = Counter(
     ["outcome"],
 )
 _LONG_WORK = {"calculation run": CALCULATION_SECONDS, "pack generation": PACK_SECONDS}
+WEBHOOK_SECONDS = Histogram(
+    "evidence_webhook_delivery_duration_seconds",
+    "Webhook delivery attempts from the send to the answer (or the failure), by endpoint and outcome. "
+    "Endpoint: its id for the first EVIDENCE_METRICS_WEBHOOK_ENDPOINTS endpoints this process "
+    "delivered to, 'other' for the rest.",
+    ["endpoint", "outcome"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20),
+)
+OTHER = "other"
+_known_endpoints: set[str] = set()
+EVENTS_APPENDED = Counter(
+    "evidence_events_appended",
+    "Events committed to the event log by this process, by type.",
+    ["type"],
+)
 
 
 def operation_label(name: str | None) -> str:
@@ -102,20 +121,58 @@ def long_work(what: str) -> Iterator[None]:
             histogram.labels(outcome).observe(time.perf_counter() - started)
 
 
-def webhook_attempt(delivered: bool, http_status: int | None) -> None:
+def webhook_attempt(delivered: bool, http_status: int | None) -> str:
     outcome = "delivered" if delivered else "http_error" if http_status is not None else "network_error"
     WEBHOOK_ATTEMPTS.labels(outcome).inc()
+    return outcome
 
 
-def exposition(accept: str) -> tuple[bytes, str]:
-    """All of this node's samples (this process's, or every worker's in multiprocess mode) in
-    the format the scraper asks for: Prometheus text or OpenMetrics, by ``Accept``."""
+def endpoint_label(endpoint_id: str, most: int) -> str:
+    """The endpoint's id while this process has labelled fewer than ``most`` endpoints (or this
+    one already), else ``other``: at most ``most`` + 1 label values, whatever the tenants do."""
+    if endpoint_id in _known_endpoints:
+        return endpoint_id
+    if len(_known_endpoints) < most:
+        _known_endpoints.add(endpoint_id)
+        return endpoint_id
+    return OTHER
+
+
+def webhook_delivery(endpoint_id: str, most: int, delivered: bool, http_status: int | None, seconds: float) -> None:
+    """One attempt to a registered endpoint: counted by outcome, timed by endpoint and outcome."""
+    outcome = webhook_attempt(delivered, http_status)
+    WEBHOOK_SECONDS.labels(endpoint_label(endpoint_id, most), outcome).observe(seconds)
+
+
+def events_appended(types: Iterable[str]) -> None:
+    """A unit of work committed these events."""
+    for name in types:
+        EVENTS_APPENDED.labels(name).inc()
+
+
+class _Joined(Collector):
+    """Several sources as one collector, for one exposition."""
+
+    def __init__(self, *sources: Any) -> None:
+        self.sources = sources
+
+    def collect(self) -> Iterator[Metric]:
+        for source in self.sources:
+            yield from source.collect()
+
+
+def exposition(accept: str, *extra: Collector) -> tuple[bytes, str]:
+    """All of this node's samples (this process's, or every worker's in multiprocess mode) and
+    those of ``extra`` collectors, in the format the scraper asks for: Prometheus text or
+    OpenMetrics, by ``Accept``."""
     encoder, content_type = choose_encoder(accept)
+    source: Any = REGISTRY
     if os.environ.get(MULTIPROC_ENV):
-        registry = CollectorRegistry()
-        prometheus_multiprocess.MultiProcessCollector(registry)
-        return encoder(registry), content_type
-    return encoder(REGISTRY), content_type
+        source = CollectorRegistry()
+        prometheus_multiprocess.MultiProcessCollector(source)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Joined(source, *extra))
+    return encoder(registry), content_type
 
 
 def loopback_only(host: str) -> bool:
@@ -141,5 +198,7 @@ async def metrics_endpoint(request: Request) -> Response:
             raise Unauthenticated("missing or invalid metrics token")
     elif not loopback_only(settings.listen_host):
         raise Unauthenticated("metrics token required: this server listens beyond loopback (EVIDENCE_METRICS_TOKEN)")
-    body, content_type = exposition(request.headers.get("accept", ""))
+    saturation = request.app.state.saturation
+    saturation.cluster = await read_cluster(request.app.state.db)
+    body, content_type = exposition(request.headers.get("accept", ""), saturation)
     return Response(body, headers={"Content-Type": content_type})
