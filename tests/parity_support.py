@@ -1,0 +1,518 @@
+"""What the parity tests share: an app on each database, one scripted scenario that writes every
+resource through the public surfaces, GraphQL selections read from the schema itself, and the
+normalisation of the documented differences between the transports (and nothing else).
+
+The tests go through HTTP, GraphQL and the command line, and read stored rows with SQLAlchemy
+Core ``select()`` on the tables the models declare: never through the store's or the resolvers'
+own functions, which may be renamed or merged without the behaviour changing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from graphql import GraphQLEnumType, GraphQLObjectType, GraphQLSchema, build_schema, get_named_type, is_leaf_type
+from sqlalchemy import text
+from sqlmodel import SQLModel
+from starlette.applications import Starlette
+
+from evidence_gateway.app import create_app
+from evidence_gateway.schema import schema as graphql_schema
+from evidence_gateway.settings import Settings
+from tests.conftest import PG_AVAILABLE, Api, seed_key
+
+ORG = "parity-org"
+DEAD_HOOK = "http://127.0.0.1:9/hook"  # nothing listens: every attempt fails at once, alike
+
+
+@dataclass
+class Running:
+    api: Api
+    app: Starlette
+    database: str  # "sqlite" or "postgresql"
+
+    @property
+    def db(self) -> Any:
+        return self.app.state.db
+
+
+@pytest.fixture
+def database_urls(settings: Settings, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The test's SQLite file, and the run's PostgreSQL database where it answers: for tests that
+    run one script on both and compare (mark them ``parametrize("database_url", ["sqlite"],
+    indirect=True)`` so they run once)."""
+    urls = {"sqlite": settings.database_url}
+    if PG_AVAILABLE:
+        urls["postgresql"] = str(request.getfixturevalue("pg_database"))
+    return urls
+
+
+@asynccontextmanager
+async def running(settings: Settings) -> AsyncIterator[Running]:
+    """An app of its own on ``settings.database_url``, a key of ``ORG``, and on PostgreSQL the
+    run's shared database emptied afterwards (as the ``app`` fixture does)."""
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        db = application.state.db
+        try:
+            key = await seed_key(db, ORG)
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+                yield Running(Api(http, key), application, "sqlite" if db.is_sqlite else "postgresql")
+        finally:
+            if not db.is_sqlite:
+                await application.state.dispatcher.stop(0)
+                tables = ", ".join(f'"{t.name}"' for t in SQLModel.metadata.sorted_tables)
+                async with db.engine.begin() as conn:
+                    await conn.execute(text(f"TRUNCATE {tables} CASCADE"))
+
+
+# ---- GraphQL selections from the schema --------------------------------------------------------
+
+
+@cache
+def sdl() -> GraphQLSchema:
+    return build_schema(graphql_schema.as_str())
+
+
+def leaves(type_name: str) -> str:
+    """Every field of the type that needs no argument and is a scalar or enum, plus ``__typename``
+    (which the normaliser uses to know the enums): a new field is read without editing a query."""
+    gql_type = sdl().get_type(type_name)
+    assert isinstance(gql_type, GraphQLObjectType), type_name
+    names = [name for name, f in gql_type.fields.items() if is_leaf_type(get_named_type(f.type)) and not f.args]
+    return " ".join(["__typename", *names])
+
+
+@cache
+def _enum_fields(type_name: str) -> frozenset[str]:
+    gql_type = sdl().get_type(type_name)
+    assert isinstance(gql_type, GraphQLObjectType), type_name
+    return frozenset(n for n, f in gql_type.fields.items() if isinstance(get_named_type(f.type), GraphQLEnumType))
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def from_graphql(record: dict[str, Any]) -> dict[str, Any]:
+    """A GraphQL object as REST names it: snake_case keys, enum values in lowercase (the two
+    documented naming differences); nested objects are left out (each is a record of its own)."""
+    enums = _enum_fields(record["__typename"])
+    out = {}
+    for key, value in record.items():
+        if key == "__typename" or isinstance(value, dict | list) and key not in JSON_VALUED:
+            continue
+        out[snake(key)] = value.lower() if key in enums and isinstance(value, str) else value
+    return out
+
+
+# GraphQL fields of the JSON scalar (free-form values, compared whole), by their GraphQL names.
+JSON_VALUED = {
+    "assumptionsSnapshotJson",
+    "totalsByModeJson",
+    "iso14083Json",
+    "rulesTriggeredJson",
+    "extractedMetadataJson",
+    "data",
+    "payload",
+    "eventTypes",
+}
+
+
+def from_rest(record: dict[str, Any], nested: Iterable[str] = ()) -> dict[str, Any]:
+    """A REST body without the related resources it embeds (each is compared as its own record)."""
+    return {k: v for k, v in record.items() if k not in set(nested)}
+
+
+def unsigned(record: dict[str, Any]) -> dict[str, Any]:
+    """A signed download link expires a while after it is made, to the second, and signs its
+    expiry: two reads a second apart differ there alone. The link is compared up to its query's
+    names."""
+    link = record.get("signed_download_url")
+    if link:
+        record = {**record, "signed_download_url": re.sub(r"=[^&]*", "=…", link)}
+    return record
+
+
+# ---- comparing records -------------------------------------------------------------------------
+
+
+def spelled(value: Any) -> str:
+    """The JSON text of a value: 12 and 12.0, "1" and 1 are different answers."""
+    return json.dumps(value, sort_keys=True)
+
+
+@dataclass
+class Views:
+    """One resource as each read path shows it: path name -> records."""
+
+    resource: str
+    # Fields the canonical (first) path has that a path leaves out on purpose, by path name prefix.
+    absent: dict[str, set[str]] = field(default_factory=dict)
+    paths: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def add(self, path: str, records: Iterable[dict[str, Any] | None]) -> None:
+        self.paths.setdefault(path, []).extend(r for r in records if r is not None)
+
+    def problems(self) -> list[str]:
+        """Each difference as one line: the field, the two paths and their two spellings."""
+        found: list[str] = []
+        reference: dict[str, dict[str, tuple[str, Any]]] = {}  # id -> field -> (path, value)
+        canonical_keys: set[str] | None = None
+        for path, records in self.paths.items():
+            if not records:
+                found.append(f"{self.resource}: {path} showed nothing")
+            for record in records:
+                if canonical_keys is None:
+                    canonical_keys = set(record)
+                allowed = next((v for k, v in self.absent.items() if path.startswith(k)), set())
+                missing = canonical_keys - set(record) - allowed
+                if missing:
+                    found.append(f"{self.resource}: {path} lacks {sorted(missing)}")
+                seen = reference.setdefault(str(record["id"]), {})
+                for key, value in record.items():
+                    if key not in seen:
+                        seen[key] = (path, value)
+                    elif spelled(seen[key][1]) != spelled(value):
+                        first, was = seen[key]
+                        found.append(f"{self.resource}.{key}: {first} {spelled(was)} != {path} {spelled(value)}")
+        return found
+
+
+# ---- the scripted scenario ---------------------------------------------------------------------
+
+ROWS = [
+    {"external_id": "S-1", "mode": "road", "distance_km": 420, "mass_tonnes": 12, "shipment_date": "2025-01-15"},
+    {
+        "external_id": "S-2",
+        "mode": "rail",
+        "distance_km": 900.5,
+        "mass_tonnes": 30,
+        "fuel_type": "diesel",
+        "fuel_amount": 50,
+        "vehicle_payload_tonnes": 60,
+    },
+    {
+        "external_id": "S-3",
+        "mode": "sea",
+        "distance_km": 1200,
+        "mass_tonnes": 3.25,
+        "distance_source": "modelled",
+        "carrier_intensity_g_per_tkm": 12.5,
+        "carrier_intensity_basis": "wtw",
+    },
+    {"external_id": "S-4", "mode": "road", "distance_km": 80},  # no mass: counted as missing
+]
+GQL_ROWS = [{"externalId": "S-5", "mode": "AIR", "distanceKm": 3000, "massTonnes": 0.5, "shipmentDate": "2025-02-03"}]
+
+
+@dataclass
+class Refs:
+    """Ids the scenario made, by role."""
+
+    ids: dict[str, str] = field(default_factory=dict)
+    # The answers of writes whose record nothing changes afterwards: a read path too.
+    answers: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def __getitem__(self, role: str) -> str:
+        return self.ids[role]
+
+
+async def rest(api: Api, path: str, body: Any = None, status: int = 201, **kw: Any) -> dict[str, Any]:
+    resp = await api.post(path, body, **kw)
+    assert resp.status_code == status, resp.text
+    data: dict[str, Any] = resp.json()
+    return data
+
+
+async def gql(api: Api, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = await api.gql(document, variables)
+    assert not body.get("errors"), body
+    data: dict[str, Any] = body["data"]
+    return data
+
+
+LEGACY = [
+    {
+        "title": "FY2025 road",
+        "reporting_period_start": "2025-01-01",
+        "reporting_period_end": "2025-12-31",
+        "status": "final",
+        "total_co2e_kg": 48210.5,
+        "shipment_count": 312,
+    },
+    {
+        "title": "FY2023",
+        "reporting_period_start": None,
+        "reporting_period_end": None,
+        "status": "draft",
+        "total_co2e_kg": 0.0,
+        "shipment_count": 0,
+    },
+]
+
+
+async def legacy_reports(run: Running) -> list[str]:
+    """Legacy reports as a starting state: the command line is their only write path, and
+    tests/test_stored_forms.py already compares what it stores; here they are only read."""
+    table = SQLModel.metadata.tables["legacy_report"]
+    async with run.db.engine.begin() as conn:
+        org_id = (
+            await conn.execute(
+                sa.select(SQLModel.metadata.tables["organization"].c.id).where(
+                    SQLModel.metadata.tables["organization"].c.name == ORG
+                )
+            )
+        ).scalar_one()
+        ids = []
+        for i, report in enumerate(LEGACY):
+            made = uuid.uuid4()
+            at = datetime(2025, 6, 1, 12, 0, i, 123456 * (i + 1) % 1_000_000, tzinfo=UTC)
+            values = {**report, "id": made, "org_id": org_id, "created_at": at, "updated_at": at}
+            for day in ("reporting_period_start", "reporting_period_end"):
+                values[day] = values[day] and datetime.fromisoformat(values[day]).date()
+            await conn.execute(sa.insert(table).values(**values))
+            ids.append(str(made))
+    return ids
+
+
+async def scenario(run: Running) -> Refs:
+    """Every resource, written through both transports, with nulls, dates, decimals, nested
+    JSON and more than one of each list: the same script on every database."""
+    api, refs = run.api, Refs()
+    ids = refs.ids
+    ids["legacy"], ids["legacy_draft"] = await legacy_reports(run)
+    ws = (
+        await rest(
+            api,
+            "/api/v2/workspaces",
+            {
+                "name": "Parity road",
+                "external_reference": "ext-1",
+                "reporting_period_start": "2025-01-01",
+                "reporting_period_end": "2025-03-31",
+            },
+        )
+    )["data"]
+    ids["ws"] = ws["id"]
+    made = await gql(
+        api, f'mutation {{ createWorkspace(input: {{name: "Parity minimal"}}) {{ {leaves("Workspace")} }} }}'
+    )
+    ids["ws_minimal"] = made["createWorkspace"]["id"]
+    refs.answers["ws_minimal"] = ("gql createWorkspace answer", made["createWorkspace"])
+    third = await rest(api, "/api/v2/workspaces", {"name": "Parity third", "reporting_period_start": "2025-04-01"})
+    ids["ws_third"] = third["data"]["id"]
+    refs.answers["ws_third"] = ("rest POST answer", third["data"])
+
+    first = await rest(
+        api,
+        f"/api/v2/workspaces/{ids['ws']}/imports",
+        {
+            "source_row_count": 5,
+            "source_filename": "q1.csv",
+            "source_file_type": "csv",
+            "mapping_profile_name": "default",
+            "source_system": "tms",
+            "shipments": ROWS,
+        },
+    )
+    ids["import"] = first["data"]["id"]
+    refs.answers["import"] = ("rest POST answer", first["data"])
+    second = await gql(
+        api,
+        "mutation($ws: UUID!, $i: RegisterImportInput!) { registerImport(workspaceId: $ws, input: $i) { "
+        + leaves("ImportBatch")
+        + " } }",
+        {"ws": ids["ws"], "i": {"sourceRowCount": 1, "shipments": GQL_ROWS}},
+    )
+    ids["import_gql"] = second["registerImport"]["id"]
+    refs.answers["import_gql"] = ("gql registerImport answer", second["registerImport"])
+
+    calc = await rest(
+        api,
+        f"/api/v2/workspaces/{ids['ws']}/calculate",
+        {
+            "assumptions_snapshot": {"note": "Q1", "share": 0.25, "nested": {"list": [1, 2.5, None]}},
+            "legacy_report_id": ids["legacy"],
+        },
+        status=200,
+    )
+    ids["run_first"] = calc["data"]["calculation_run"]["id"]
+    ids["pack_first"] = (await rest(api, f"/api/v2/workspaces/{ids['ws']}/packs", {}))["data"]["id"]
+    done = await gql(
+        api,
+        "mutation($ws: UUID!) { calculateWorkspace(workspaceId: $ws) { calculationRun { id } } }",
+        {"ws": ids["ws"]},
+    )
+    ids["run"] = done["calculateWorkspace"]["calculationRun"]["id"]
+    made = await gql(api, "mutation($ws: UUID!) { generatePack(workspaceId: $ws) { pack { id } } }", {"ws": ids["ws"]})
+    ids["pack"] = made["generatePack"]["pack"]["id"]
+
+    asked = await api.post(f"/api/v2/packs/{ids['pack']}/approvals", {"action_type": "requested", "comment": "please"})
+    assert asked.status_code == 201, asked.text
+    ids["approval"] = asked.headers["Location"].rsplit("/", 1)[1]
+    await gql(
+        api,
+        "mutation($p: UUID!) { recordApproval(packId: $p, input: {actionType: APPROVED}) { statusAfter } }",
+        {"p": ids["pack"]},
+    )
+
+    item = await rest(
+        api,
+        "/api/v2/evidence-items",
+        {
+            "evidence_type": "fuel_receipt",
+            "title": "Diesel March",
+            "file_name": "r-0317.pdf",
+            "file_url": "https://files.example.com/r-0317.pdf",
+            "workspace_id": ids["ws"],
+            "file_sha256": "ab" * 32,
+            "mime_type": "application/pdf",
+            "issue_date": "2025-03-17",
+            "valid_from": "2025-03-01",
+            "valid_to": "2025-03-31",
+            "source_system": "erp",
+            "verification_status": "verified",
+            "extracted_metadata_json": {"litres": 412.5, "pages": [{"n": 1}]},
+            "notes": "scanned",
+        },
+    )
+    ids["item"] = item["data"]["id"]
+    refs.answers["item"] = ("rest POST answer", item["data"])
+    made = await gql(
+        api,
+        'mutation { createEvidenceItem(input: {evidenceType: OTHER, title: "Policy", '
+        'fileName: "p.pdf", fileUrl: "https://files.example.com/p.pdf"}) { ' + leaves("EvidenceItem") + " } }",
+    )
+    ids["item_org"] = made["createEvidenceItem"]["id"]
+    refs.answers["item_org"] = ("gql createEvidenceItem answer", made["createEvidenceItem"])
+    ids["item_pack"] = (
+        await rest(
+            api,
+            "/api/v2/evidence-items",
+            {
+                "evidence_type": "telematics",
+                "title": "GPS",
+                "file_name": "g.json",
+                "file_url": "https://files.example.com/g.json",
+                "report_pack_id": ids["pack"],
+            },
+        )
+    )["data"]["id"]
+
+    ids["endpoint"] = (
+        await rest(
+            api,
+            "/api/v2/webhook-endpoints",
+            {"url": DEAD_HOOK, "description": "ops", "event_types": ["pack.generated", "workspace.created"]},
+        )
+    )["data"]["id"]
+    made = await gql(
+        api,
+        "mutation($u: String!) { createWebhookEndpoint(input: {url: $u}) { endpoint { "
+        + leaves("WebhookEndpoint")
+        + " } } }",
+        {"u": DEAD_HOOK},
+    )
+    ids["endpoint_plain"] = made["createWebhookEndpoint"]["endpoint"]["id"]
+    refs.answers["endpoint_plain"] = ("gql createWebhookEndpoint answer", made["createWebhookEndpoint"]["endpoint"])
+    changed = await api.patch(f"/api/v2/webhook-endpoints/{ids['endpoint']}", {"description": "ops team"})
+    assert changed.status_code == 200, changed.text
+    refs.answers["endpoint"] = ("rest PATCH answer", changed.json()["data"])
+
+    tested = await rest(api, "/api/v2/webhooks/test", {"target_url": DEAD_HOOK, "workspace_id": ids["ws"]}, status=502)
+    ids["delivery"] = tested["details"]["delivery_id"]
+    # The test's outcome (REST: in the 502's details) names the attempt it recorded.
+    outcome = {k: v for k, v in tested["details"].items() if k not in ("code", "request_id", "delivery_id")}
+    refs.answers["delivery"] = ("rest webhook test answer", {"id": ids["delivery"], **outcome})
+    made = await gql(
+        api, "mutation($e: UUID!) { testWebhook(input: {endpointId: $e}) { deliveryId } }", {"e": ids["endpoint"]}
+    )
+    ids["delivery_endpoint"] = made["testWebhook"]["deliveryId"]
+
+    made = await gql(
+        api,
+        'mutation { createApiKey(input: {name: "ci", scope: WRITE, '
+        'expiresAt: "2031-01-31T18:00:00Z"}) { apiKey { ' + leaves("ApiKey") + " } } }",
+    )
+    ids["api_key"] = made["createApiKey"]["apiKey"]["id"]
+    refs.answers["api_key"] = ("gql createApiKey answer", made["createApiKey"]["apiKey"])
+    return refs
+
+
+# ---- comparing two databases' answers ----------------------------------------------------------
+
+UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+INSTANT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)")
+HEX64 = re.compile(r"\b[0-9a-f]{64}\b")
+# Values of the moment or of randomness, under any spelling of their key: their presence and
+# type are compared, never their value (a key's prefix, a request id, how long an attempt took,
+# a file's size: the files name the record ids, and compressed files vary in length with them).
+OWN_VALUES = re.compile(
+    r"(display_?prefix|request_?id|webhook_?id|duration_?ms|size_?bytes|cursor|end_?cursor|start_?cursor"
+    r"|next_?cursor|signature|expires)$",
+    re.IGNORECASE,
+)
+
+
+class Anonymiser:
+    """Ids become ``<id 1>``, ``<id 2>``… in order of first appearance (so two answers that
+    name the same records alike match), instants become their FORMAT (``<instant Z .6>``: the
+    zone and the number of fraction digits), SHA-256 digests ``<sha256>``: what two databases must
+    answer alike for one script is everything else, and these formats."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def _id(self, match: re.Match[str]) -> str:
+        return f"<id {self.seen.setdefault(match.group(0), len(self.seen) + 1)}>"
+
+    def text(self, value: str) -> str:
+        value = UUID_TEXT.sub(self._id, value)
+        value = INSTANT.sub(lambda m: f"<instant {m.group(2)} .{len((m.group(1) or '.')[1:])}>", value)
+        value = HEX64.sub("<sha256>", value)
+        return re.sub(r"(signature|expires|exp|sig)=[^&\s\"]+", r"\1=<signed>", value)
+
+    def __call__(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: self(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self(v, key) for v in value]
+        if OWN_VALUES.search(key) and value is not None:
+            return f"<{type(value).__name__}>"
+        if isinstance(value, str):
+            return self.text(value)
+        return value
+
+
+def first_difference(a: Any, b: Any, where: str = "") -> str | None:
+    """Where two answers part, as a path and the two spellings."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return f"{where}.{k}: only in {'first' if k in a else 'second'}"
+            found = first_difference(a[k], b[k], f"{where}.{k}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{where}: {len(a)} items != {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = first_difference(x, y, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    return None if spelled(a) == spelled(b) else f"{where}: {spelled(a)} != {spelled(b)}"
