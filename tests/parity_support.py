@@ -47,11 +47,11 @@ class Running:
         return self.app.state.db
 
 
-@pytest.fixture
 def database_urls(settings: Settings, request: pytest.FixtureRequest) -> dict[str, str]:
     """The test's SQLite file, and the run's PostgreSQL database where it answers: for tests that
     run one script on both and compare (mark them ``parametrize("database_url", ["sqlite"],
-    indirect=True)`` so they run once)."""
+    indirect=True)`` so they run once). Call it from a synchronous fixture: the PostgreSQL
+    database is made with ``asyncio.run``."""
     urls = {"sqlite": settings.database_url}
     if PG_AVAILABLE:
         urls["postgresql"] = str(request.getfixturevalue("pg_database"))

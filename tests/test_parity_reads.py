@@ -22,6 +22,7 @@ from tests.parity_support import (
     Anonymiser,
     Refs,
     Views,
+    database_urls,
     first_difference,
     from_graphql,
     from_rest,
@@ -329,12 +330,17 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
     return views, transcript
 
 
+@pytest.fixture
+def databases(settings: Settings, request: pytest.FixtureRequest) -> dict[str, str]:
+    return database_urls(settings, request)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_every_read_path_agrees_and_both_databases_answer_alike(
-    settings: Settings, database_urls: dict[str, str]
+    settings: Settings, databases: dict[str, str]
 ) -> None:
     transcripts = {}
-    for database, url in database_urls.items():
+    for database, url in databases.items():
         async with running(settings.model_copy(update={"database_url": url})) as run:
             refs = await scenario(run)
             views, transcript = await read_everything(run.api, refs)
