@@ -1,0 +1,466 @@
+"""Every write path of a resource stores the same rows (issue 25, item 4).
+
+tests/test_stored_forms.py compares what REST and GraphQL store when they create each resource,
+and what the command line and an ORM flush store. Here: the paths it does not cover, each a pair
+acting on twin records (the synchronous request and the worker's queue, a request and its
+idempotent replay, REST and GraphQL changing, rotating, deleting and testing webhook endpoints,
+GraphQL and the command line revoking a key) must change the same rows the same way, but for
+their own ids, instants and secrets; and one script must store the same rows on SQLite and
+PostgreSQL, each value of the same Python type, every instant aware, in UTC, to the microsecond
+the API answered. Rows are read with SQLAlchemy Core ``select()`` on the models' tables, on an
+engine of the test's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
+from sqlmodel import SQLModel
+from starlette.applications import Starlette
+
+from evidence_gateway import cli
+from evidence_gateway.settings import Settings
+from evidence_gateway.worker import Worker
+from tests.conftest import Api, create_workspace
+from tests.parity_support import DEAD_HOOK, ROWS, database_urls, first_difference, gql, rest, running, scenario
+
+Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]  # table -> primary key -> row
+
+# A row's own values: which record it is, when, its secrets and what hashes them. Two paths
+# acting on twin records differ there by design; their presence and type are still compared.
+OWN_COLUMNS = {
+    "key_hash",
+    "display_prefix",
+    "secret",
+    "previous_secret",
+    "webhook_signing_secret",
+    "pack_hash",
+    "rerun_hash",
+    "content_sha256",
+    "size_bytes",
+    "sequence",
+    "audit_sequence",
+    "request_id",
+    "event_cursor",
+    "duration_ms",
+    "content",
+    "webhook_id",
+    "last_sequence",
+}
+# Recorded at most once a minute for the key a test calls with: whichever request came first.
+IGNORED_COLUMNS = {"last_used_at"}
+# The idempotency store keeps answers by request: what a replay reads, not a resource.
+IGNORED_TABLES = {"idempotency_record"}
+# Tables one database uses and the other leaves empty, by design: PostgreSQL's per-organisation
+# event counter (SQLite needs none), and the artifacts' bytes, one BLOB on SQLite and slices on
+# PostgreSQL (models/events.py, models/packs.py; the files' hashes are compared in their rows).
+ONE_DATABASE_ONLY = {"event_counter", "artifact_content", "artifact_content_chunk"}
+TEXT_FORMS = [
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<uuid>"),
+    (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?(Z|[+-]\d\d:\d\d)"), "<instant>"),
+    (re.compile(r"\b[0-9a-f]{64}\b"), "<sha256>"),
+    (re.compile(r"\b[0-9a-f]{32}\b"), "<hex32>"),
+    (re.compile(r"\b(evk|whsec|msg)_[A-Za-z0-9+/=_-]+"), r"<\1>"),
+    (re.compile(r"(expires|signature)=[^&\s\"]+"), r"\1=<signed>"),
+]
+
+
+@asynccontextmanager
+async def engine_on(url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine of the test's own on the app's database (no pool: nothing stays open)."""
+    engine = create_async_engine(url, poolclass=NullPool)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+async def stored(url: str) -> Rows:
+    """Every row of every table by its primary key, as Core reads it through the models' column types."""
+    found: Rows = {}
+    async with engine_on(url) as engine, engine.connect() as conn:
+        for table in SQLModel.metadata.sorted_tables:
+            if table.name in IGNORED_TABLES:
+                continue
+            key = [c.name for c in table.primary_key.columns]
+            rows = (await conn.execute(sa.select(table))).mappings()
+            found[table.name] = {tuple(r[k] for k in key): dict(r) for r in rows}
+    return found
+
+
+def form(value: Any) -> Any:
+    """What must be alike between two rows written alike: the value, or for an id, an instant or
+    a secret its type and form (an instant: aware, its offset, whether it keeps microseconds)."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, uuid.UUID):
+        return "<uuid>"
+    if isinstance(value, datetime):
+        offset = value.utcoffset()
+        return f"<datetime utcoffset={offset} fraction={'yes' if value.microsecond else 'no'}>"
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bytes | memoryview):
+        return "<bytes>"
+    if isinstance(value, dict):
+        return {k: form(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [form(v) for v in value]
+    if isinstance(value, str):
+        for pattern, token in TEXT_FORMS:
+            value = pattern.sub(token, value)
+        return value
+    return f"<{type(value).__name__} {value!r}>"
+
+
+def comparable(row: dict[str, Any], unlike: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """One row as two paths must both have written it: each value with its Python type, own
+    values reduced to their form; ``unlike``: columns the two paths fill differently by design."""
+    kept = {}
+    for column, value in row.items():
+        if column in IGNORED_COLUMNS or column in unlike:
+            continue
+        shown = f"<{type(value).__name__}>" if column in OWN_COLUMNS and value is not None else form(value)
+        kept[column] = [type(value).__name__, shown]
+    return kept
+
+
+def _in_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+
+
+def changed(before: Rows, after: Rows, unlike: frozenset[str]) -> dict[str, list[dict[str, Any]]]:
+    """What a write did to each table: the rows it added, changed (from, to) and removed."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for table, rows in after.items():
+        old = before[table]
+        found = [{"added": comparable(r, unlike)} for k, r in rows.items() if k not in old]
+        found += [
+            {"changed": comparable(old[k], unlike), "to": comparable(r, unlike)}
+            for k, r in rows.items()
+            if k in old and old[k] != r
+        ]
+        found += [{"removed": comparable(r, unlike)} for k, r in old.items() if k not in rows]
+        if found:
+            out[table] = _in_order(found)
+    return out
+
+
+# ---- pairs of write paths ----------------------------------------------------------------------
+
+Write = Callable[[Api, Starlette, dict[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class Pair:
+    name: str
+    setup: Callable[[Api], Awaitable[dict[str, Any]]]  # a twin record for each path
+    first: Write
+    second: Write
+    # The tables both paths must change (the comparison must compare something).
+    touches: set[str]
+    # Columns the two paths fill differently by design, and where that is documented.
+    unlike: frozenset[str] = frozenset()
+
+
+async def _imported(api: Api) -> dict[str, Any]:
+    ws = await create_workspace(api, reporting_period_start="2025-01-01", reporting_period_end="2025-03-31")
+    await rest(api, f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 4, "shipments": ROWS})
+    return ws
+
+
+async def _calculated(api: Api) -> dict[str, Any]:
+    ws = await _imported(api)
+    await rest(api, f"/api/v2/workspaces/{ws['id']}/calculate", {}, status=200)
+    return ws
+
+
+async def _queued_then_worked(app: Starlette) -> None:
+    """The node's worker takes what is queued and finishes it (no background loop in tests)."""
+    worker = Worker(app.state.db, app.state.settings)
+    assert await worker.claim() >= 1
+    await worker.stop(120)
+
+
+async def _calculate_now(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await rest(api, f"/api/v2/workspaces/{env['id']}/calculate", {"assumptions_snapshot": {"a": 1.5}}, status=200)
+
+
+async def _calculate_queued(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await rest(
+        api,
+        f"/api/v2/workspaces/{env['id']}/calculate",
+        {"assumptions_snapshot": {"a": 1.5}},
+        status=202,
+        headers={"Prefer": "respond-async"},
+    )
+    await _queued_then_worked(app)
+
+
+async def _pack_now(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await rest(api, f"/api/v2/workspaces/{env['id']}/packs", {})
+
+
+async def _pack_queued(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await rest(api, f"/api/v2/workspaces/{env['id']}/packs", {}, status=202, headers={"Prefer": "respond-async"})
+    await _queued_then_worked(app)
+
+
+def _replayed(path: str, body: dict[str, Any]) -> Write:
+    async def write(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+        key = {"Idempotency-Key": f"parity-{uuid.uuid4().hex}"}
+        first = await api.post(path.format(**env), body, headers=key)
+        again = await api.post(path.format(**env), body, headers=key)
+        assert first.status_code == again.status_code < 300, again.text
+        assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+
+    return write
+
+
+def _posted(path: str, body: dict[str, Any]) -> Write:
+    async def write(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+        resp = await api.post(path.format(**env), body)
+        assert resp.status_code < 300, resp.text
+
+    return write
+
+
+async def _gql_replayed(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    document = {
+        "query": 'mutation($ws: UUID!) { createEvidenceItem(input: {evidenceType: OTHER, title: "t", '
+        'fileName: "f.pdf", fileUrl: "https://e.example/f.pdf", workspaceId: $ws}) { id } }',
+        "variables": {"ws": env["id"]},
+    }
+    headers = {"Authorization": f"Bearer {api.key}", "Idempotency-Key": f"parity-{uuid.uuid4().hex}"}
+    first = await api.http.post("/graphql", json=document, headers=headers)
+    again = await api.http.post("/graphql", json=document, headers=headers)
+    assert "errors" not in first.json() and again.json()["data"] == first.json()["data"], again.text
+
+
+async def _gql_once(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(
+        api,
+        'mutation($ws: UUID!) { createEvidenceItem(input: {evidenceType: OTHER, title: "t", '
+        'fileName: "f.pdf", fileUrl: "https://e.example/f.pdf", workspaceId: $ws}) { id } }',
+        {"ws": env["id"]},
+    )
+
+
+async def _endpoint(api: Api) -> dict[str, Any]:
+    # Subscribed to an event nothing here emits: no fan-out to it from the other path's writes.
+    body = {"url": DEAD_HOOK, "description": "twin", "event_types": ["legacy_report.imported"]}
+    return dict((await rest(api, "/api/v2/webhook-endpoints", body))["data"])
+
+
+async def _rest_update(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    resp = await api.patch(f"/api/v2/webhook-endpoints/{env['id']}", {"description": "moved", "enabled": False})
+    assert resp.status_code == 200, resp.text
+
+
+async def _gql_update(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(
+        api,
+        'mutation($id: UUID!) { updateWebhookEndpoint(id: $id, input: {description: "moved", enabled: false}) { id } }',
+        {"id": env["id"]},
+    )
+
+
+async def _rest_rotate(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await rest(api, f"/api/v2/webhook-endpoints/{env['id']}/rotate-secret", None, status=200)
+
+
+async def _gql_rotate(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(api, "mutation($id: UUID!) { rotateWebhookEndpointSecret(id: $id) { secret } }", {"id": env["id"]})
+
+
+async def _endpoint_tested(api: Api) -> dict[str, Any]:
+    endpoint = await _endpoint(api)
+    await gql(api, "mutation($e: UUID!) { testWebhook(input: {endpointId: $e}) { deliveryId } }", {"e": endpoint["id"]})
+    return endpoint
+
+
+async def _rest_delete(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    resp = await api.delete(f"/api/v2/webhook-endpoints/{env['id']}")
+    assert resp.status_code < 300, resp.text
+
+
+async def _gql_delete(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(api, "mutation($id: UUID!) { deleteWebhookEndpoint(id: $id) { id } }", {"id": env["id"]})
+
+
+async def _rest_test(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    body = {"target_url": DEAD_HOOK, "event_type": "pack.generated", "workspace_id": env["id"]}
+    await rest(api, "/api/v2/webhooks/test", body, status=502)
+
+
+async def _gql_test(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(
+        api,
+        "mutation($ws: UUID!, $u: String!) { testWebhook(input: {targetUrl: $u, eventType: "
+        '"pack.generated", workspaceId: $ws}) { delivered } }',
+        {"ws": env["id"], "u": DEAD_HOOK},
+    )
+
+
+async def _workspace(api: Api) -> dict[str, Any]:
+    return await create_workspace(api, name="twin")
+
+
+async def _key(api: Api) -> dict[str, Any]:
+    made = await gql(api, 'mutation { createApiKey(input: {name: "twin", scope: READ}) { apiKey { id } } }')
+    return {"id": made["createApiKey"]["apiKey"]["id"]}
+
+
+async def _gql_revoke(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(api, "mutation($id: UUID!) { revokeApiKey(id: $id) { revokedAt } }", {"id": env["id"]})
+
+
+async def _cli_revoke(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    """The command's own entry point, run in a thread as its process would run it (its own event
+    loop and engine), without a second interpreter's start-up."""
+    settings: Settings = app.state.settings
+    org = (await gql(api, "{ viewer { organizationName } }"))["viewer"]["organizationName"]
+    args = ["keys", "revoke", env["id"], "--org", org, "--database-url", settings.database_url]
+    assert await asyncio.to_thread(cli.main, args) == 0
+
+
+# Work run later by a worker has no request: its events carry no request id (docs/events.md).
+LATER = frozenset({"request_id"})
+
+PAIRS = [
+    Pair(
+        "calculate: request, and the worker's queue",
+        _imported,
+        _calculate_now,
+        _calculate_queued,
+        {"calculation_run", "shipment_emission", "data_quality_assessment", "workspace", "event"},
+        LATER,
+    ),
+    Pair(
+        "generate a pack: request, and the worker's queue",
+        _calculated,
+        _pack_now,
+        _pack_queued,
+        {"report_pack", "pack_artifact", "data_quality_assessment", "workspace", "event"},
+        LATER,
+    ),
+    Pair(
+        "import: once, and replayed with its Idempotency-Key",
+        _workspace,
+        _posted("/api/v2/workspaces/{id}/imports", {"source_row_count": 4, "shipments": ROWS}),
+        _replayed("/api/v2/workspaces/{id}/imports", {"source_row_count": 4, "shipments": ROWS}),
+        {"import_batch", "shipment", "workspace", "event"},
+    ),
+    Pair(
+        "evidence over GraphQL: once, and replayed with its Idempotency-Key",
+        _workspace,
+        _gql_once,
+        _gql_replayed,
+        {"evidence_item", "event"},
+    ),
+    Pair(
+        "update a webhook endpoint: REST, GraphQL", _endpoint, _rest_update, _gql_update, {"webhook_endpoint", "event"}
+    ),
+    Pair(
+        "rotate a webhook endpoint's secret: REST, GraphQL",
+        _endpoint,
+        _rest_rotate,
+        _gql_rotate,
+        {"webhook_endpoint", "event"},
+    ),
+    Pair(
+        "delete a webhook endpoint: REST, GraphQL",
+        _endpoint_tested,
+        _rest_delete,
+        _gql_delete,
+        {"webhook_endpoint", "webhook_delivery", "event"},
+    ),
+    Pair("test a webhook: REST, GraphQL", _workspace, _rest_test, _gql_test, {"webhook_delivery"}),
+    # The command line has no key and no request: its events name neither (docs/events.md).
+    Pair(
+        "revoke an API key: GraphQL, the command line",
+        _key,
+        _gql_revoke,
+        _cli_revoke,
+        {"api_key", "event"},
+        frozenset({"actor", "request_id"}),
+    ),
+]
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
+async def test_both_write_paths_store_the_same_rows(app: Starlette, api: Api, settings: Settings, pair: Pair) -> None:
+    url = settings.database_url
+    twins = [await pair.setup(api), await pair.setup(api)]
+    changes = []
+    for write, twin in zip((pair.first, pair.second), twins, strict=True):
+        before = await stored(url)
+        await write(api, app, twin)
+        changes.append(changed(before, await stored(url), pair.unlike))
+    assert pair.touches <= set(changes[0]), f"{pair.name}: changed only {sorted(changes[0])}"
+    difference = first_difference(changes[0], changes[1])
+    assert difference is None, f"{pair.name}: the two paths stored different rows at {difference}"
+
+
+# ---- one script, two databases -----------------------------------------------------------------
+
+
+@pytest.fixture
+def databases(settings: Settings, request: pytest.FixtureRequest) -> dict[str, str]:
+    return database_urls(settings, request)
+
+
+# Resources whose REST detail shows stored instants, by table: (detail path, id role).
+ANSWERED = [
+    ("workspace", "/api/v2/workspaces/{}", "ws"),
+    ("import_batch", "/api/v2/imports/{}", "import"),
+    ("calculation_run", "/api/v2/calculation-runs/{}", "run"),
+    ("report_pack", "/api/v2/packs/{}", "pack"),
+    ("approval_action", "/api/v2/approvals/{}", "approval"),
+    ("evidence_item", "/api/v2/evidence-items/{}", "item"),
+    ("webhook_endpoint", "/api/v2/webhook-endpoints/{}", "endpoint"),
+    ("legacy_report", "/api/v1/reports/{}", "legacy"),
+]
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_one_script_stores_the_same_rows_on_both_databases(settings: Settings, databases: dict[str, str]) -> None:
+    tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for database, url in databases.items():
+        async with running(settings.model_copy(update={"database_url": url})) as run:
+            refs = await scenario(run)
+            rows = await stored(url)
+            # Every instant the API answers is the stored one, to the microsecond.
+            for table, path, role in ANSWERED:
+                answer = (await run.api.get(path.format(refs[role]))).json()["data"]
+                row = rows[table][(uuid.UUID(refs[role]),)]
+                for column, value in row.items():
+                    if isinstance(value, datetime) and column in answer:
+                        assert value.utcoffset() == timedelta(0), f"{database} {table}.{column}: {value!r}"
+                        shown = answer[column] and _instant(answer[column])
+                        assert shown == value, f"{database} {table}.{column}: answered {answer[column]}, stored {value}"
+            tables[database] = {
+                name: _in_order([comparable(r) for r in found.values()])
+                for name, found in rows.items()
+                if name not in ONE_DATABASE_ONLY
+            }
+    assert all(tables["sqlite"][name] for name in ("workspace", "shipment_emission", "pack_artifact", "event"))
+    if len(tables) == 2:
+        difference = first_difference(tables["sqlite"], tables["postgresql"])
+        assert difference is None, f"SQLite and PostgreSQL stored different rows at {difference}"
