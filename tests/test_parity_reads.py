@@ -12,6 +12,9 @@ same on SQLite and PostgreSQL, but for the values of ids and instants, whose for
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from typing import Any
 
 import pytest
@@ -111,8 +114,16 @@ ANSWER_ABSENT = {
         "event_id",
         "attempt",
         "duration_ms",
-    }
+    },  # fmt: skip
+    # An API key event says which key and what it may do (docs/events.md, api_key.created).
+    "rest event data (api_key": {"name", "last_used_at"},
 }
+# An event's subject_type -> the resource its data renders.
+SUBJECTS = {
+    "workspace": "workspace", "import_batch": "import_batch", "calculation_run": "calculation_run",
+    "report_pack": "report_pack", "evidence_item": "evidence_item", "webhook_endpoint": "webhook_endpoint",
+    "api_key": "api_key",
+}  # fmt: skip
 WORKSPACE_NESTED = ("latest_calculation_run", "latest_pack", "latest_quality_assessment")
 PACK_NESTED = ("calculation_run", "quality_assessment", "artifacts")
 
@@ -221,7 +232,8 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
         "rest endpoint deliveries",
         (await rest(f"/api/v2/webhook-endpoints/{refs['endpoint']}/deliveries", per_page=100))["data"],
     )
-    add("event", "rest log", (await rest("/api/v2/events", limit=200))["data"])
+    log = (await rest("/api/v2/events", limit=200))["data"]
+    add("event", "rest log", log)
     add("workspace", "rest list", (await rest("/api/v2/workspaces", per_page=100))["data"])
     for report in ("legacy", "legacy_draft"):
         add("legacy_report", "rest v1 detail", _legacy_rest((await rest(f"/api/v1/reports/{refs[report]}"))["data"]))
@@ -313,6 +325,13 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
     }
     for role, (path, answer) in refs.answers.items():
         add(resource_of[role], path, answer)
+    # An event's data is its resource as REST rendered it then: the same record, for those
+    # nothing changed since (docs/events.md), beside the before and after of a status change.
+    # Each record's latest event shows it as it is now (nothing here changes a record silently).
+    latest = {e["subject_id"]: e for e in log}
+    for event in latest.values():
+        data = {k: v for k, v in event["data"].items() if k not in ("status_before", "status_after")}
+        add(SUBJECTS[event["subject_type"]], f"rest event data ({event['type']})", data)
 
     events = lists["events"]["items"]
     nodes = [
@@ -330,6 +349,44 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
         assert node["__typename"] == kind
         add(resource, "gql node", node)
     return views, transcript
+
+
+# ---- persisted queries --------------------------------------------------------------------------
+
+
+def _unsigned_links(value: Any) -> Any:
+    """Every signed link of an answer up to its query's names (they expire by the second)."""
+    if isinstance(value, dict):
+        return {k: _unsigned_links(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unsigned_links(v) for v in value]
+    return re.sub(r"(expires|signature)=[^&]*", r"\1=…", value) if isinstance(value, str) else value
+
+
+async def persisted_problems(api: Api, refs: Refs) -> list[str]:
+    """A persisted document (docs/graphql.md, automatic persisted queries) answers what the
+    document answers: when registered, by its hash alone, and by GET."""
+    variables = {"ws": refs["ws"]}
+    digest = hashlib.sha256(WORKSPACE_TREE.encode()).hexdigest()
+    extensions = {"persistedQuery": {"version": 1, "sha256Hash": digest}}
+    headers = {"Authorization": f"Bearer {api.key}"}
+    answers = {"document": await api.http.post("/graphql", json={"query": WORKSPACE_TREE, "variables": variables},
+                                               headers=headers)}  # fmt: skip
+    answers["registered"] = await api.http.post(
+        "/graphql", json={"query": WORKSPACE_TREE, "variables": variables, "extensions": extensions}, headers=headers
+    )
+    answers["hash"] = await api.http.post("/graphql", json={"variables": variables, "extensions": extensions},
+                                          headers=headers)  # fmt: skip
+    query = {"extensions": json.dumps(extensions), "variables": json.dumps(variables)}
+    answers["GET"] = await api.http.get("/graphql", params=query, headers=headers)
+    bodies = {how: _unsigned_links(resp.json()) for how, resp in answers.items()}
+    found = [f"persisted query by {how}: {resp.status_code} {resp.text[:300]}" for how, resp in answers.items()
+             if resp.status_code != 200 or "errors" in resp.json()]  # fmt: skip
+    for how, body in bodies.items():
+        difference = first_difference(bodies["document"].get("data"), body.get("data"))
+        if difference:
+            found.append(f"persisted query by {how} answers differently at {difference}")
+    return found
 
 
 # ---- list pages --------------------------------------------------------------------------------
@@ -461,7 +518,8 @@ async def test_every_read_path_and_page_agrees_and_both_databases_answer_alike(
         async with running(settings.model_copy(update={"database_url": url})) as run:
             refs = await scenario(run)
             views, transcript = await read_everything(run.api, refs)
-            problems = [p for v in views.values() for p in v.problems()] + await page_problems(run.api, refs)
+            problems = [p for v in views.values() for p in v.problems()]
+            problems += await page_problems(run.api, refs) + await persisted_problems(run.api, refs)
             assert problems == [], f"{database}:\n" + "\n".join(problems)
             anonymise = Anonymiser()
             transcripts[database] = [(name, anonymise(body)) for name, body in transcript]
