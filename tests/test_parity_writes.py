@@ -3,8 +3,8 @@
 tests/test_stored_forms.py compares what REST and GraphQL store when they create each resource,
 and what the command line and an ORM flush store. Here: the paths it does not cover, each a pair
 acting on twin records (the synchronous request and the worker's queue, a request and its
-idempotent replay, REST and GraphQL changing, rotating, deleting and testing webhook endpoints,
-GraphQL and the command line revoking a key) must change the same rows the same way, but for
+idempotent replay, REST and GraphQL changing, rotating, deleting and testing webhook endpoints and
+retrying what the dispatcher sent, GraphQL and the command line revoking a key) must change the same rows the same way, but for
 their own ids, instants and secrets; and one script must store the same rows on SQLite and
 PostgreSQL, each value of the same Python type, every instant aware, in UTC, to the microsecond
 the API answered. Rows are read with SQLAlchemy Core ``select()`` on the models' tables, on an
@@ -32,9 +32,11 @@ from starlette.applications import Starlette
 
 from evidence_gateway import cli
 from evidence_gateway.settings import Settings
+from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 from tests.conftest import Api, create_workspace
 from tests.parity_support import DEAD_HOOK, ROWS, database_urls, first_difference, gql, rest, running, scenario
+from tests.waiting import eventually
 
 Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]  # table -> primary key -> row
 
@@ -166,7 +168,7 @@ Write = Callable[[Api, Starlette, dict[str, Any]], Awaitable[None]]
 @dataclass
 class Pair:
     name: str
-    setup: Callable[[Api], Awaitable[dict[str, Any]]]  # a twin record for each path
+    setup: Callable[[Api, Starlette], Awaitable[list[dict[str, Any]]]]  # a twin record for each path
     first: Write
     second: Write
     # The tables both paths must change (the comparison must compare something).
@@ -336,13 +338,51 @@ async def _cli_revoke(api: Api, app: Starlette, env: dict[str, Any]) -> None:
     assert await asyncio.to_thread(cli.main, args) == 0
 
 
+def twice(setup: Callable[[Api], Awaitable[dict[str, Any]]]) -> Callable[[Api, Starlette], Awaitable[Any]]:
+    """One record for each path, made alike one after the other."""
+
+    async def both(api: Api, app: Starlette) -> list[dict[str, Any]]:
+        return [await setup(api), await setup(api)]
+
+    return both
+
+
+async def _delivered_by_the_dispatcher(api: Api, app: Starlette) -> list[dict[str, Any]]:
+    """Two endpoints, one event each is sent (by a dispatcher run for it), one failed attempt each."""
+    body = {"url": DEAD_HOOK, "event_types": ["workspace.created"]}
+    endpoints = [(await rest(api, "/api/v2/webhook-endpoints", body))["data"] for _ in range(2)]
+    await create_workspace(api, name="sent")
+    dispatcher = Dispatcher(app.state.db, app.state.settings)
+    await dispatcher.start()
+
+    async def attempts() -> list[dict[str, Any]] | None:
+        found = (await api.get("/api/v2/webhooks/deliveries")).json()["data"]
+        return found if len(found) == 2 else None
+
+    try:
+        made = await eventually(attempts, "the dispatcher to record one attempt per endpoint")
+    finally:
+        await dispatcher.stop(10)
+    by_endpoint = {d["endpoint_id"]: d for d in made}
+    return [{"id": by_endpoint[e["id"]]["id"]} for e in endpoints]
+
+
+async def _rest_retry(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    resp = await api.post(f"/api/v2/webhook-endpoints/deliveries/{env['id']}/retry")
+    assert resp.status_code in (200, 502), resp.text
+
+
+async def _gql_retry(api: Api, app: Starlette, env: dict[str, Any]) -> None:
+    await gql(api, "mutation($id: UUID!) { retryWebhookDelivery(id: $id) { delivered } }", {"id": env["id"]})
+
+
 # Work run later by a worker has no request: its events carry no request id (docs/events.md).
 LATER = frozenset({"request_id"})
 
 PAIRS = [
     Pair(
         "calculate: request, and the worker's queue",
-        _imported,
+        twice(_imported),
         _calculate_now,
         _calculate_queued,
         {"calculation_run", "shipment_emission", "data_quality_assessment", "workspace", "event"},
@@ -350,7 +390,7 @@ PAIRS = [
     ),
     Pair(
         "generate a pack: request, and the worker's queue",
-        _calculated,
+        twice(_calculated),
         _pack_now,
         _pack_queued,
         {"report_pack", "pack_artifact", "data_quality_assessment", "workspace", "event"},
@@ -358,40 +398,51 @@ PAIRS = [
     ),
     Pair(
         "import: once, and replayed with its Idempotency-Key",
-        _workspace,
+        twice(_workspace),
         _posted("/api/v2/workspaces/{id}/imports", {"source_row_count": 4, "shipments": ROWS}),
         _replayed("/api/v2/workspaces/{id}/imports", {"source_row_count": 4, "shipments": ROWS}),
         {"import_batch", "shipment", "workspace", "event"},
     ),
     Pair(
         "evidence over GraphQL: once, and replayed with its Idempotency-Key",
-        _workspace,
+        twice(_workspace),
         _gql_once,
         _gql_replayed,
         {"evidence_item", "event"},
     ),
     Pair(
-        "update a webhook endpoint: REST, GraphQL", _endpoint, _rest_update, _gql_update, {"webhook_endpoint", "event"}
+        "update a webhook endpoint: REST, GraphQL",
+        twice(_endpoint),
+        _rest_update,
+        _gql_update,
+        {"webhook_endpoint", "event"},
     ),
     Pair(
         "rotate a webhook endpoint's secret: REST, GraphQL",
-        _endpoint,
+        twice(_endpoint),
         _rest_rotate,
         _gql_rotate,
         {"webhook_endpoint", "event"},
     ),
     Pair(
         "delete a webhook endpoint: REST, GraphQL",
-        _endpoint_tested,
+        twice(_endpoint_tested),
         _rest_delete,
         _gql_delete,
         {"webhook_endpoint", "webhook_delivery", "event"},
     ),
-    Pair("test a webhook: REST, GraphQL", _workspace, _rest_test, _gql_test, {"webhook_delivery"}),
+    Pair("test a webhook: REST, GraphQL", twice(_workspace), _rest_test, _gql_test, {"webhook_delivery"}),
+    Pair(
+        "retry a delivery the dispatcher made: REST, GraphQL",
+        _delivered_by_the_dispatcher,
+        _rest_retry,
+        _gql_retry,
+        {"webhook_delivery", "webhook_message"},
+    ),
     # The command line has no key and no request: its events name neither (docs/events.md).
     Pair(
         "revoke an API key: GraphQL, the command line",
-        _key,
+        twice(_key),
         _gql_revoke,
         _cli_revoke,
         {"api_key", "event"},
@@ -403,7 +454,7 @@ PAIRS = [
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p.name)
 async def test_both_write_paths_store_the_same_rows(app: Starlette, api: Api, settings: Settings, pair: Pair) -> None:
     url = settings.database_url
-    twins = [await pair.setup(api), await pair.setup(api)]
+    twins = await pair.setup(api, app)
     changes = []
     for write, twin in zip((pair.first, pair.second), twins, strict=True):
         before = await stored(url)
