@@ -3,12 +3,12 @@
 tests/test_stored_forms.py compares what REST and GraphQL store when they create each resource,
 and what the command line and an ORM flush store. Here: the paths it does not cover, each a pair
 acting on twin records (the synchronous request and the worker's queue, a request and its
-idempotent replay, REST and GraphQL changing, rotating, deleting and testing webhook endpoints and
-retrying what the dispatcher sent, GraphQL and the command line revoking a key) must change the same rows the same way, but for
-their own ids, instants and secrets; and one script must store the same rows on SQLite and
-PostgreSQL, each value of the same Python type, every instant aware, in UTC, to the microsecond
-the API answered. Rows are read with SQLAlchemy Core ``select()`` on the models' tables, on an
-engine of the test's own.
+idempotent replay, REST and GraphQL changing, rotating, deleting and testing webhook endpoints
+and retrying what the dispatcher sent, GraphQL and the command line revoking a key) must change
+the same rows the same way, but for their own ids, instants and secrets; and one script must
+store the same rows on SQLite and PostgreSQL, each value of the same Python type, every instant
+aware, in UTC, to the microsecond the API answered. Rows are read with SQLAlchemy Core
+``select()`` on the models' tables, on an engine of the test's own.
 """
 
 from __future__ import annotations
