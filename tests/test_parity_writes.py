@@ -17,16 +17,13 @@ import asyncio
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
-from sqlalchemy.pool import NullPool
 from sqlmodel import SQLModel
 from starlette.applications import Starlette
 
@@ -35,7 +32,17 @@ from evidence_gateway.settings import Settings
 from evidence_gateway.webhooks.dispatcher import Dispatcher
 from evidence_gateway.worker import Worker
 from tests.conftest import Api, create_workspace
-from tests.parity_support import DEAD_HOOK, ROWS, database_urls, first_difference, gql, rest, running, scenario
+from tests.parity_support import (
+    DEAD_HOOK,
+    ROWS,
+    database_urls,
+    engine_on,
+    first_difference,
+    gql,
+    rest,
+    running,
+    scenario,
+)
 from tests.waiting import eventually
 
 Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]  # table -> primary key -> row
@@ -77,16 +84,6 @@ TEXT_FORMS = [
     (re.compile(r"\b(evk|whsec|msg)_[A-Za-z0-9+/=_-]+"), r"<\1>"),
     (re.compile(r"(expires|signature)=[^&\s\"]+"), r"\1=<signed>"),
 ]
-
-
-@asynccontextmanager
-async def engine_on(url: str) -> AsyncIterator[AsyncEngine]:
-    """An engine of the test's own on the app's database (no pool: nothing stays open)."""
-    engine = create_async_engine(url, poolclass=NullPool)
-    try:
-        yield engine
-    finally:
-        await engine.dispose()
 
 
 async def stored(url: str) -> Rows:
