@@ -12,18 +12,23 @@ same on SQLite and PostgreSQL, but for the values of ids and instants, whose for
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
+import io
 import json
 import re
 from typing import Any
 
 import pytest
 
+from evidence_gateway import cli
 from evidence_gateway.settings import Settings
 from tests.conftest import Api
 from tests.parity_support import (
     Anonymiser,
     Refs,
+    Running,
     Views,
     database_urls,
     first_difference,
@@ -389,6 +394,42 @@ async def persisted_problems(api: Api, refs: Refs) -> list[str]:
     return found
 
 
+# ---- the command line ---------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> str:
+    """The command's entry point, in the calling thread (it runs its own event loop), its output."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(list(args)) == 0
+    return out.getvalue()
+
+
+def _minute(instant: str | None) -> str:
+    return "-" if instant is None else instant[:16].replace("T", " ")
+
+
+async def cli_problems(run: Running, keys: list[dict[str, Any]]) -> list[str]:
+    """``keys list`` shows each key as ``apiKeys`` does, to the minute (docs/operations.md)."""
+    org = (await _gql(run.api, "{ viewer { organizationName } }"))["viewer"]["organizationName"]
+    table = await asyncio.to_thread(_cli, "keys", "list", "--org", org, "--database-url", run.url)
+    lines = [line.split() for line in table.splitlines()[1:]]
+    shown = {line[0]: line[1:] for line in lines}
+    found = []
+    for key in keys:
+        # ID PREFIX NAME SCOPE CREATED (date time) LAST USED EXPIRES REVOKED, "-" for none.
+        expected = [key["displayPrefix"], key["name"] or "-", key["scope"].lower()]
+        for instant in (key["createdAt"], key["lastUsedAt"], key["expiresAt"], key["revokedAt"]):
+            expected += _minute(instant).split()
+        got = shown.get(key["id"])
+        if got and key["displayPrefix"] == run.api.key[:10] and key["lastUsedAt"]:
+            # The key this test calls with: its last use moves on with the test's own requests.
+            got, expected = got[:5] + got[7:], expected[:5] + expected[7:]
+        if got != expected:
+            found.append(f"keys list shows {key['id']} as {got}, apiKeys as {expected}")
+    return found
+
+
 # ---- list pages --------------------------------------------------------------------------------
 
 REST_PAGED = [
@@ -520,6 +561,8 @@ async def test_every_read_path_and_page_agrees_and_both_databases_answer_alike(
             views, transcript = await read_everything(run.api, refs)
             problems = [p for v in views.values() for p in v.problems()]
             problems += await page_problems(run.api, refs) + await persisted_problems(run.api, refs)
+            keys = next(body["apiKeys"] for name, body in transcript if name == "apiKeys")
+            problems += await cli_problems(run, keys)
             assert problems == [], f"{database}:\n" + "\n".join(problems)
             anonymise = Anonymiser()
             transcripts[database] = [(name, anonymise(body)) for name, body in transcript]
