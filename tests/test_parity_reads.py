@@ -129,6 +129,11 @@ SUBJECTS = {
     "report_pack": "report_pack", "evidence_item": "evidence_item", "webhook_endpoint": "webhook_endpoint",
     "api_key": "api_key",
 }  # fmt: skip
+EMPTY_RELATIONS = {
+    "latestCalculationRun": None, "latestQualityAssessment": None, "latestPack": None, "calculationRuns": [],
+    "calculationRunsConnection": {"edges": [], "nodes": []}, "packs": [], "packsConnection": {"edges": [], "nodes": []},
+    "evidenceItems": [], "imports": [],
+}  # fmt: skip
 WORKSPACE_NESTED = ("latest_calculation_run", "latest_pack", "latest_quality_assessment")
 PACK_NESTED = ("calculation_run", "quality_assessment", "artifacts")
 
@@ -199,8 +204,9 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
         views[resource].add(path, shaped)
 
     # REST: the details first (the reference of each resource), then lists and embedded copies.
+    details = {}
     for ws in ("ws", "ws_minimal", "ws_third"):
-        detail = (await rest(f"/api/v2/workspaces/{refs[ws]}"))["data"]
+        detail = details[ws] = (await rest(f"/api/v2/workspaces/{refs[ws]}"))["data"]
         add("workspace", "rest detail", detail, WORKSPACE_NESTED)
         add("calculation_run", "rest workspace.latest_calculation_run", detail["latest_calculation_run"])
         add("report_pack", "rest workspace.latest_pack", detail["latest_pack"])
@@ -246,6 +252,13 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
     add("methodology", "rest list", (await rest("/api/v2/methodology-profiles"))["data"])
 
     # GraphQL: the workspace's tree, the lists, the lookups by id, node(id).
+    # A workspace with nothing in it: every relation null or empty, as REST's detail shows it.
+    empty = await graphql("empty workspace tree", WORKSPACE_TREE, {"ws": refs["ws_minimal"]})
+    add("workspace", "gql workspace", empty["workspace"])
+    relations = {key: empty["workspace"][key] for key in EMPTY_RELATIONS}
+    assert (relations, empty["qualityAssessment"]) == (EMPTY_RELATIONS, None), relations
+    assert [details["ws_minimal"][k] for k in WORKSPACE_NESTED] == [None, None, None], details["ws_minimal"]
+
     tree = await graphql("workspace tree", WORKSPACE_TREE, {"ws": refs["ws"]})
     ws = tree["workspace"]
     add("workspace", "gql workspace", ws)
