@@ -12,95 +12,25 @@ same on SQLite and PostgreSQL, but for the values of ids and instants, whose for
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import hashlib
-import io
-import json
-import re
 from typing import Any
 
 import pytest
 
-from evidence_gateway import cli
 from evidence_gateway.settings import Settings
 from tests.conftest import Api
+from tests.parity_lists import cli_problems, page_problems, persisted_problems
+from tests.parity_queries import BY_ID, LISTS, NODE, WORKSPACE_TREE, get_json, gql_data
+from tests.parity_scenario import Refs, scenario
 from tests.parity_support import (
     Anonymiser,
-    Refs,
-    Running,
     Views,
     database_urls,
     first_difference,
     from_graphql,
     from_rest,
-    leaves,
     running,
-    scenario,
-    spelled,
     unsigned,
 )
-
-W, R, Q, P = leaves("Workspace"), leaves("CalculationRun"), leaves("DataQualityAssessment"), leaves("ReportPack")
-A, AP, E, IB = leaves("PackArtifact"), leaves("ApprovalAction"), leaves("EvidenceItem"), leaves("ImportBatch")
-WE, D, EV, L = leaves("WebhookEndpoint"), leaves("WebhookDelivery"), leaves("Event"), leaves("LegacyReport")
-M, K = leaves("MethodologyProfile"), leaves("ApiKey")
-PACK_TREE = f"{P} calculationRun {{ {R} }} qualityAssessment {{ {Q} }} artifacts {{ {A} }} approvals {{ {AP} }} evidenceItems {{ {E} }}"  # noqa: E501
-
-WORKSPACE_TREE = f"""
-query($ws: UUID!) {{
-  workspace(id: $ws) {{
-    {W}
-    latestCalculationRun {{ {R} qualityAssessment {{ {Q} }} }}
-    latestQualityAssessment {{ {Q} }}
-    latestPack {{ {P} }}
-    calculationRuns {{ {R} qualityAssessment {{ {Q} }} }}
-    calculationRunsConnection(first: 100) {{ edges {{ node {{ {R} }} }} nodes {{ {R} }} }}
-    packs {{ {PACK_TREE} }}
-    packsConnection(first: 100) {{ edges {{ node {{ {P} }} }} nodes {{ {P} }} }}
-    evidenceItems {{ {E} }}
-    imports {{ {IB} }}
-  }}
-  qualityAssessment(workspaceId: $ws) {{ {Q} }}
-}}"""
-
-
-def _items(field: str, args: str, selection: str) -> str:
-    return f"{{ {field}({args}) {{ items {{ {selection} }} }} }}"
-
-
-def _connection(field: str, args: str, selection: str) -> str:
-    return f"{{ {field}({args}) {{ edges {{ node {{ {selection} }} }} nodes {{ {selection} }} }} }}"
-
-
-# One document per list: together they would pass the document cost limit (schema/limits.py).
-LISTS = {
-    "workspaces": _items("workspaces", "perPage: 20", W),
-    "workspacesConnection": _connection("workspacesConnection", "first: 20", W),
-    "evidenceItems": _items("evidenceItems", "perPage: 20", E),
-    "evidenceItemsConnection": _connection("evidenceItemsConnection", "first: 20", E),
-    "webhookEndpoints": _items("webhookEndpoints", "perPage: 5", f"{WE} deliveries(perPage: 5) {{ items {{ {D} }} }}"),
-    "webhookDeliveries": _items("webhookDeliveries", "perPage: 20", D),
-    "events": _items("events", "first: 50", EV),
-    "eventsConnection": _connection("eventsConnection", "first: 50", EV),
-    "legacyReports": _items("legacyReports", "perPage: 20", L),
-    "methodologyProfiles": f"{{ methodologyProfiles {{ {M} }} }}",
-    "apiKeys": f"{{ apiKeys {{ {K} }} }}",
-}
-
-# node(id) per kind: one document with every fragment would be refused (``status`` has a type per kind).
-NODE = {
-    kind: f"query($id: UUID!) {{ node(id: $id) {{ __typename ... on {kind} {{ {leaves(kind)} }} }} }}"
-    for kind in ("Workspace", "CalculationRun", "ReportPack", "EvidenceItem", "Event")
-}
-
-BY_ID = f"""
-query($pack: UUID!, $item: UUID!, $endpoint: UUID!, $legacy: UUID!) {{
-  pack(id: $pack) {{ {PACK_TREE} }}
-  evidenceItem(id: $item) {{ {E} }}
-  webhookEndpoint(id: $endpoint) {{ {WE} deliveries(perPage: 100) {{ items {{ {D} }} }} }}
-  legacyReport(id: $legacy) {{ {L} }}
-}}"""
 
 # Fields the REST record has that a GraphQL path leaves out on purpose (docs/graphql-schema.md):
 # the viewer is the organisation (no org_id per attempt); REST links the iLEAP file from the pack
@@ -138,19 +68,6 @@ WORKSPACE_NESTED = ("latest_calculation_run", "latest_pack", "latest_quality_ass
 PACK_NESTED = ("calculation_run", "quality_assessment", "artifacts")
 
 
-async def _get(api: Api, path: str, **params: Any) -> Any:
-    # (httpx would replace a query already in the path with an empty ``params``.)
-    resp = await api.get(path, params=params) if params else await api.get(path)
-    assert resp.status_code == 200, f"{path}: {resp.text}"
-    return resp.json()
-
-
-async def _gql(api: Api, document: str, variables: dict[str, Any] | None = None) -> Any:
-    body = await api.gql(document, variables)
-    assert not body.get("errors"), body
-    return body["data"]
-
-
 def _legacy_rest(record: dict[str, Any]) -> dict[str, Any]:
     """REST nests a legacy report's successor with links; GraphQL gives the two ids."""
     successor = record["successor"]
@@ -186,12 +103,12 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
     }
 
     async def rest(path: str, **params: Any) -> Any:
-        body = await _get(api, path, **params)
+        body = await get_json(api, path, **params)
         transcript.append((path.replace(refs["ws"], "{ws}"), body))
         return body
 
     async def graphql(name: str, document: str, variables: dict[str, Any] | None = None) -> Any:
-        data = await _gql(api, document, variables)
+        data = await gql_data(api, document, variables)
         transcript.append((name, data))
         return data
 
@@ -367,195 +284,6 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
         assert node["__typename"] == kind
         add(resource, "gql node", node)
     return views, transcript
-
-
-# ---- persisted queries --------------------------------------------------------------------------
-
-
-def _unsigned_links(value: Any) -> Any:
-    """Every signed link of an answer up to its query's names (they expire by the second)."""
-    if isinstance(value, dict):
-        return {k: _unsigned_links(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unsigned_links(v) for v in value]
-    return re.sub(r"(expires|signature)=[^&]*", r"\1=…", value) if isinstance(value, str) else value
-
-
-async def persisted_problems(api: Api, refs: Refs) -> list[str]:
-    """A persisted document (docs/graphql.md, automatic persisted queries) answers what the
-    document answers: when registered, by its hash alone, and by GET."""
-    variables = {"ws": refs["ws"]}
-    digest = hashlib.sha256(WORKSPACE_TREE.encode()).hexdigest()
-    extensions = {"persistedQuery": {"version": 1, "sha256Hash": digest}}
-    headers = {"Authorization": f"Bearer {api.key}"}
-    answers = {"document": await api.http.post("/graphql", json={"query": WORKSPACE_TREE, "variables": variables},
-                                               headers=headers)}  # fmt: skip
-    answers["registered"] = await api.http.post(
-        "/graphql", json={"query": WORKSPACE_TREE, "variables": variables, "extensions": extensions}, headers=headers
-    )
-    answers["hash"] = await api.http.post("/graphql", json={"variables": variables, "extensions": extensions},
-                                          headers=headers)  # fmt: skip
-    query = {"extensions": json.dumps(extensions), "variables": json.dumps(variables)}
-    answers["GET"] = await api.http.get("/graphql", params=query, headers=headers)
-    bodies = {how: _unsigned_links(resp.json()) for how, resp in answers.items()}
-    found = [f"persisted query by {how}: {resp.status_code} {resp.text[:300]}" for how, resp in answers.items()
-             if resp.status_code != 200 or "errors" in resp.json()]  # fmt: skip
-    for how, body in bodies.items():
-        difference = first_difference(bodies["document"].get("data"), body.get("data"))
-        if difference:
-            found.append(f"persisted query by {how} answers differently at {difference}")
-    return found
-
-
-# ---- the command line ---------------------------------------------------------------------------
-
-
-def _cli(*args: str) -> str:
-    """The command's entry point, in the calling thread (it runs its own event loop), its output."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert cli.main(list(args)) == 0
-    return out.getvalue()
-
-
-def _minute(instant: str | None) -> str:
-    return "-" if instant is None else instant[:16].replace("T", " ")
-
-
-async def cli_problems(run: Running, keys: list[dict[str, Any]]) -> list[str]:
-    """``keys list`` shows each key as ``apiKeys`` does, to the minute (docs/operations.md)."""
-    org = (await _gql(run.api, "{ viewer { organizationName } }"))["viewer"]["organizationName"]
-    table = await asyncio.to_thread(_cli, "keys", "list", "--org", org, "--database-url", run.url)
-    lines = [line.split() for line in table.splitlines()[1:]]
-    shown = {line[0]: line[1:] for line in lines}
-    found = []
-    for key in keys:
-        # ID PREFIX NAME SCOPE CREATED (date time) LAST USED EXPIRES REVOKED, "-" for none.
-        expected = [key["displayPrefix"], key["name"] or "-", key["scope"].lower()]
-        for instant in (key["createdAt"], key["lastUsedAt"], key["expiresAt"], key["revokedAt"]):
-            expected += _minute(instant).split()
-        got = shown.get(key["id"])
-        if got and key["displayPrefix"] == run.api.key[:10] and key["lastUsedAt"]:
-            # The key this test calls with: its last use moves on with the test's own requests.
-            got, expected = got[:5] + got[7:], expected[:5] + expected[7:]
-        if got != expected:
-            found.append(f"keys list shows {key['id']} as {got}, apiKeys as {expected}")
-    return found
-
-
-# ---- list pages --------------------------------------------------------------------------------
-
-REST_PAGED = [
-    "/api/v2/workspaces", "/api/v2/evidence-items", "/api/v2/evidence-items?workspace_id={ws}",
-    "/api/v2/webhook-endpoints", "/api/v2/webhooks/deliveries", "/api/v2/webhook-endpoints/{endpoint}/deliveries",
-    "/api/v1/reports",
-]  # fmt: skip
-GQL_PAGED = [("workspaces", W), ("evidenceItems", E), ("webhookEndpoints", WE), ("webhookDeliveries", D),
-             ("legacyReports", L)]  # fmt: skip
-# Connection -> (the field path to it, its arguments' declarations, its node selection).
-GQL_CONNECTIONS = [
-    (["workspacesConnection"], W), (["evidenceItemsConnection"], E), (["eventsConnection"], EV),
-    (["workspace", "calculationRunsConnection"], R), (["workspace", "packsConnection"], P),
-]  # fmt: skip
-
-
-def _connection_page(path: list[str], selection: str) -> str:
-    inner = (
-        f"{path[-1]}(first: $first, after: $after, last: $last, before: $before) {{ "
-        f"edges {{ node {{ {selection} }} }} pageInfo {{ hasNextPage hasPreviousPage startCursor endCursor }} }}"
-    )
-    if len(path) == 2:
-        inner = f"{path[0]}(id: $ws) {{ {inner} }}"
-    declared = "$first: Int, $after: String, $last: Int, $before: String" + (", $ws: UUID!" if len(path) == 2 else "")
-    return f"query({declared}) {{ {inner} }}"
-
-
-async def page_problems(api: Api, refs: Refs) -> list[str]:
-    """Every list walked one small page at a time, forwards by page number or cursor and backwards
-    by cursor, gives the items of one big page, in its order, each spelled the same."""
-    found: list[str] = []
-
-    def same(name: str, walked: list[Any], whole: list[Any]) -> None:
-        if not whole:
-            found.append(f"{name}: the big page is empty, nothing was compared")
-        if [spelled(unsigned(r)) for r in walked] != [spelled(unsigned(r)) for r in whole]:
-            found.append(f"{name}: pages give {[r['id'] for r in walked]}, one page {[r['id'] for r in whole]}")
-
-    for template in REST_PAGED:
-        path = template.format(ws=refs["ws"], endpoint=refs["endpoint"])
-        glue = "&" if "?" in path else "?"
-        whole = await _get(api, f"{path}{glue}per_page=100")
-        walked: list[Any] = []
-        for page in range(1, whole["pagination"]["total"] + 2):  # one past the end: empty, same total
-            body = await _get(api, f"{path}{glue}per_page=1&page={page}")
-            if body["pagination"] != {"page": page, "per_page": 1, "total": whole["pagination"]["total"]}:
-                found.append(f"{path} page {page}: pagination {body['pagination']}")
-            walked += body["data"]
-        same(f"REST {template}", walked, whole["data"])
-
-    whole_log = (await _get(api, "/api/v2/events", limit=200))["data"]
-    walked, after = [], None
-    while True:
-        body = await _get(api, "/api/v2/events", limit=4, **({"after": after} if after else {}))
-        walked += body["data"]
-        after = body["pagination"]["next_cursor"]
-        if not body["pagination"]["has_more"]:
-            break
-    same("REST /api/v2/events", walked, whole_log)
-
-    for field_name, selection in GQL_PAGED:
-        document = f"query($p: Int!, $n: Int!) {{ {field_name}(page: $p, perPage: $n) {{ items {{ {selection} }} }} }}"
-        whole = (await _gql(api, document, {"p": 1, "n": 20}))[field_name]["items"]
-        walked = []
-        for page in range(1, len(whole) + 2):
-            walked += (await _gql(api, document, {"p": page, "n": 1}))[field_name]["items"]
-        same(f"GraphQL {field_name}", [from_graphql(r) for r in walked], [from_graphql(r) for r in whole])
-
-    events = (
-        "query($after: String, $first: Int!) { events(after: $after, first: $first) { "
-        f"items {{ {EV} }} nextCursor hasMore }} }}"
-    )
-    whole = (await _gql(api, events, {"first": 50}))["events"]["items"]
-    walked, after = [], None
-    while True:
-        page = (await _gql(api, events, {"after": after, "first": 4}))["events"]
-        walked += page["items"]
-        after = page["nextCursor"]
-        if not page["hasMore"]:
-            break
-    same("GraphQL events", walked, whole)
-
-    for path, selection in GQL_CONNECTIONS:
-        document = _connection_page(path, selection)
-        scope = {"ws": refs["ws"]} if len(path) == 2 else {}
-
-        async def connection(
-            path: list[str] = path, document: str = document, scope: dict[str, Any] = scope, **args: Any
-        ) -> dict[str, Any]:
-            data = await _gql(api, document, {**scope, **args})
-            for step in path:
-                data = data[step]
-            return dict(data)
-
-        whole = [e["node"] for e in (await connection(first=50))["edges"]]
-        forward: list[Any] = []
-        backward: list[Any] = []
-        page = await connection(first=2)
-        while True:
-            forward += [e["node"] for e in page["edges"]]
-            if not page["pageInfo"]["hasNextPage"]:
-                break
-            page = await connection(first=2, after=page["pageInfo"]["endCursor"])
-        page = await connection(last=2)
-        while True:
-            backward = [e["node"] for e in page["edges"]] + backward
-            if not page["pageInfo"]["hasPreviousPage"]:
-                break
-            page = await connection(last=2, before=page["pageInfo"]["startCursor"])
-        name = ".".join(path)
-        same(f"GraphQL {name} forwards", [from_graphql(r) for r in forward], [from_graphql(r) for r in whole])
-        same(f"GraphQL {name} backwards", [from_graphql(r) for r in backward], [from_graphql(r) for r in whole])
-    return found
 
 
 @pytest.fixture
