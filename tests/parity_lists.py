@@ -82,8 +82,8 @@ async def cli_problems(run: Running, keys: list[dict[str, Any]]) -> list[str]:
         expected = [key["displayPrefix"], key["name"] or "-", key["scope"].lower()]
         for instant in (key["createdAt"], key["lastUsedAt"], key["expiresAt"], key["revokedAt"]):
             expected += _minute(instant).split()
-        got = shown.get(key["id"])
-        if got and key["displayPrefix"] == run.api.key[:10] and key["lastUsedAt"]:
+        got = shown.get(key["id"]) or []
+        if got and key["displayPrefix"] == (run.api.key or "")[:10] and key["lastUsedAt"]:
             # The key this test calls with: its last use moves on with the test's own requests.
             got, expected = got[:5] + got[7:], expected[:5] + expected[7:]
         if got != expected:
@@ -118,89 +118,97 @@ def _connection_page(path: list[str], selection: str) -> str:
     return f"query({declared}) {{ {inner} }}"
 
 
-async def page_problems(api: Api, refs: Refs) -> list[str]:
-    """Every list walked one small page at a time, forwards by page number or cursor and backwards
-    by cursor, gives the items of one big page, in its order, each spelled the same."""
-    found: list[str] = []
+def _same(found: list[str], name: str, walked: list[Any], whole: list[Any]) -> None:
+    if not whole:
+        found.append(f"{name}: the big page is empty, nothing was compared")
+    if [spelled(unsigned(r)) for r in walked] != [spelled(unsigned(r)) for r in whole]:
+        found.append(f"{name}: pages give {[r['id'] for r in walked]}, one page {[r['id'] for r in whole]}")
 
-    def same(name: str, walked: list[Any], whole: list[Any]) -> None:
-        if not whole:
-            found.append(f"{name}: the big page is empty, nothing was compared")
-        if [spelled(unsigned(r)) for r in walked] != [spelled(unsigned(r)) for r in whole]:
-            found.append(f"{name}: pages give {[r['id'] for r in walked]}, one page {[r['id'] for r in whole]}")
 
+async def _rest_pages(api: Api, refs: Refs, found: list[str]) -> None:
     for template in REST_PAGED:
         path = template.format(ws=refs["ws"], endpoint=refs["endpoint"])
         glue = "&" if "?" in path else "?"
         whole = await get_json(api, f"{path}{glue}per_page=100")
         walked: list[Any] = []
-        for page in range(1, whole["pagination"]["total"] + 2):  # one past the end: empty, same total
-            body = await get_json(api, f"{path}{glue}per_page=1&page={page}")
-            if body["pagination"] != {"page": page, "per_page": 1, "total": whole["pagination"]["total"]}:
-                found.append(f"{path} page {page}: pagination {body['pagination']}")
+        for number in range(1, whole["pagination"]["total"] + 2):  # one past the end: empty, same total
+            body = await get_json(api, f"{path}{glue}per_page=1&page={number}")
+            if body["pagination"] != {"page": number, "per_page": 1, "total": whole["pagination"]["total"]}:
+                found.append(f"{path} page {number}: pagination {body['pagination']}")
             walked += body["data"]
-        same(f"REST {template}", walked, whole["data"])
+        _same(found, f"REST {template}", walked, whole["data"])
 
-    whole_log = (await get_json(api, "/api/v2/events", limit=200))["data"]
-    walked, after = [], None
+    log: list[Any] = []
+    after = None
     while True:
         body = await get_json(api, "/api/v2/events", limit=4, **({"after": after} if after else {}))
-        walked += body["data"]
+        log += body["data"]
         after = body["pagination"]["next_cursor"]
         if not body["pagination"]["has_more"]:
             break
-    same("REST /api/v2/events", walked, whole_log)
+    _same(found, "REST /api/v2/events", log, (await get_json(api, "/api/v2/events", limit=200))["data"])
 
+
+async def _graphql_pages(api: Api, found: list[str]) -> None:
     for field_name, selection in GQL_PAGED:
         document = f"query($p: Int!, $n: Int!) {{ {field_name}(page: $p, perPage: $n) {{ items {{ {selection} }} }} }}"
         whole = (await gql_data(api, document, {"p": 1, "n": 20}))[field_name]["items"]
-        walked = []
-        for page in range(1, len(whole) + 2):
-            walked += (await gql_data(api, document, {"p": page, "n": 1}))[field_name]["items"]
-        same(f"GraphQL {field_name}", [from_graphql(r) for r in walked], [from_graphql(r) for r in whole])
+        walked: list[Any] = []
+        for number in range(1, len(whole) + 2):
+            walked += (await gql_data(api, document, {"p": number, "n": 1}))[field_name]["items"]
+        _same(found, f"GraphQL {field_name}", [from_graphql(r) for r in walked], [from_graphql(r) for r in whole])
 
     events = (
         "query($after: String, $first: Int!) { events(after: $after, first: $first) { "
         f"items {{ {EV} }} nextCursor hasMore }} }}"
     )
-    whole = (await gql_data(api, events, {"first": 50}))["events"]["items"]
-    walked, after = [], None
+    log: list[Any] = []
+    after = None
     while True:
-        page = (await gql_data(api, events, {"after": after, "first": 4}))["events"]
-        walked += page["items"]
-        after = page["nextCursor"]
-        if not page["hasMore"]:
+        slice_ = (await gql_data(api, events, {"after": after, "first": 4}))["events"]
+        log += slice_["items"]
+        after = slice_["nextCursor"]
+        if not slice_["hasMore"]:
             break
-    same("GraphQL events", walked, whole)
+    _same(found, "GraphQL events", log, (await gql_data(api, events, {"first": 50}))["events"]["items"])
 
+
+async def _connection_pages(api: Api, refs: Refs, path: list[str], selection: str, found: list[str]) -> None:
+    document = _connection_page(path, selection)
+    scope = {"ws": refs["ws"]} if len(path) == 2 else {}
+
+    async def connection(**args: Any) -> dict[str, Any]:
+        data = await gql_data(api, document, {**scope, **args})
+        for step in path:
+            data = data[step]
+        return dict(data)
+
+    whole = [e["node"] for e in (await connection(first=50))["edges"]]
+    forward: list[Any] = []
+    backward: list[Any] = []
+    page = await connection(first=2)
+    while True:
+        forward += [e["node"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        page = await connection(first=2, after=page["pageInfo"]["endCursor"])
+    page = await connection(last=2)
+    while True:
+        backward = [e["node"] for e in page["edges"]] + backward
+        if not page["pageInfo"]["hasPreviousPage"]:
+            break
+        page = await connection(last=2, before=page["pageInfo"]["startCursor"])
+    name = ".".join(path)
+    _same(found, f"GraphQL {name} forwards", [from_graphql(r) for r in forward], [from_graphql(r) for r in whole])
+    _same(found, f"GraphQL {name} backwards", [from_graphql(r) for r in backward], [from_graphql(r) for r in whole])
+
+
+async def page_problems(api: Api, refs: Refs) -> list[str]:
+    """Every list walked one small page at a time, forwards by page number or cursor and backwards
+    by cursor, gives the items of one big page, in its order, each spelled the same."""
+    found: list[str] = []
+    await _rest_pages(api, refs, found)
+    await _graphql_pages(api, found)
     for path, selection in GQL_CONNECTIONS:
-        document = _connection_page(path, selection)
-        scope = {"ws": refs["ws"]} if len(path) == 2 else {}
-
-        async def connection(
-            path: list[str] = path, document: str = document, scope: dict[str, Any] = scope, **args: Any
-        ) -> dict[str, Any]:
-            data = await gql_data(api, document, {**scope, **args})
-            for step in path:
-                data = data[step]
-            return dict(data)
-
-        whole = [e["node"] for e in (await connection(first=50))["edges"]]
-        forward: list[Any] = []
-        backward: list[Any] = []
-        page = await connection(first=2)
-        while True:
-            forward += [e["node"] for e in page["edges"]]
-            if not page["pageInfo"]["hasNextPage"]:
-                break
-            page = await connection(first=2, after=page["pageInfo"]["endCursor"])
-        page = await connection(last=2)
-        while True:
-            backward = [e["node"] for e in page["edges"]] + backward
-            if not page["pageInfo"]["hasPreviousPage"]:
-                break
-            page = await connection(last=2, before=page["pageInfo"]["startCursor"])
-        name = ".".join(path)
-        same(f"GraphQL {name} forwards", [from_graphql(r) for r in forward], [from_graphql(r) for r in whole])
-        same(f"GraphQL {name} backwards", [from_graphql(r) for r in backward], [from_graphql(r) for r in whole])
+        await _connection_pages(api, refs, path, selection, found)
     return found

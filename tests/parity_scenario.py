@@ -68,7 +68,7 @@ async def gql(api: Api, document: str, variables: dict[str, Any] | None = None) 
     return data
 
 
-LEGACY = [
+LEGACY: list[dict[str, Any]] = [
     {
         "title": "FY2025 road",
         "reporting_period_start": "2025-01-01",
@@ -98,9 +98,9 @@ async def legacy_reports(run: Running) -> list[str]:
         for i, report in enumerate(LEGACY):
             made = uuid.uuid4()
             at = datetime(2025, 6, 1, 12, 0, i, 123456 * (i + 1) % 1_000_000, tzinfo=UTC)
-            values = {**report, "id": made, "org_id": org_id, "created_at": at, "updated_at": at}
+            values: dict[str, Any] = {**report, "id": made, "org_id": org_id, "created_at": at, "updated_at": at}
             for day in ("reporting_period_start", "reporting_period_end"):
-                values[day] = values[day] and datetime.fromisoformat(values[day]).date()
+                values[day] = values[day] and datetime.fromisoformat(str(values[day])).date()
             await conn.execute(sa.insert(table).values(**values))
             ids.append(str(made))
     return ids

@@ -59,7 +59,7 @@ SUBJECTS = {
     "report_pack": "report_pack", "evidence_item": "evidence_item", "webhook_endpoint": "webhook_endpoint",
     "api_key": "api_key",
 }  # fmt: skip
-EMPTY_RELATIONS = {
+EMPTY_RELATIONS: dict[str, Any] = {
     "latestCalculationRun": None, "latestQualityAssessment": None, "latestPack": None, "calculationRuns": [],
     "calculationRunsConnection": {"edges": [], "nodes": []}, "packs": [], "packsConnection": {"edges": [], "nodes": []},
     "evidenceItems": [], "imports": [],
