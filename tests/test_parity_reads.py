@@ -50,6 +50,7 @@ ANSWER_ABSENT = {
         "attempt",
         "duration_ms",
     },  # fmt: skip
+    "rest calculate answer": {"report_pack_id"},
     # An API key event says which key and what it may do (docs/events.md, api_key.created).
     "rest event data (api_key": {"name", "last_used_at"},
 }
@@ -257,6 +258,8 @@ async def read_everything(api: Api, refs: Refs) -> tuple[dict[str, Views], list[
         "endpoint_plain": "webhook_endpoint",
         "delivery": "webhook_delivery",
         "api_key": "api_key",
+        "run_first": "calculation_run",
+        "quality_first": "quality",
     }
     for role, (path, answer) in refs.answers.items():
         add(resource_of[role], path, answer)
