@@ -1,5 +1,5 @@
 """Read paths of the parity tests beyond one record: list pages walked one at a time, persisted
-GraphQL documents, and the command line's key list."""
+GraphQL documents, the command line's key list and GraphQL subscriptions."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from typing import Any
 
 from evidence_gateway import cli
 from tests.conftest import Api
+from tests.live_server import ws_served
 from tests.parity_queries import EV, WE, WORKSPACE_TREE, D, E, L, P, R, W, get_json, gql_data
 from tests.parity_scenario import Refs
 from tests.parity_support import Running, first_difference, from_graphql, spelled, unsigned
+from tests.wsclient import GraphQLWS
 
 # ---- persisted queries --------------------------------------------------------------------------
 
@@ -212,3 +214,18 @@ async def page_problems(api: Api, refs: Refs) -> list[str]:
     for path, selection in GQL_CONNECTIONS:
         await _connection_pages(api, refs, path, selection, found)
     return found
+
+
+# ---- subscriptions -------------------------------------------------------------------------------
+
+
+async def subscribed(run: Running, pack_id: str, log: list[dict[str, Any]]) -> tuple[dict[str, Any], list[Any]]:
+    """The live read paths (graphql-transport-ws): a pack's first answer is the pack as it is
+    now; the events after the log's first cursor are replayed from the log."""
+    async with ws_served(run.app) as url, GraphQLWS.connect(url, {"authorization": f"Bearer {run.api.key}"}) as ws:
+        pack = await ws.data(await ws.subscribe(f"subscription($id: UUID!) {{ pack(id: $id) {{ {P} }} }}",
+                                                {"id": pack_id}))  # fmt: skip
+        events = await ws.subscribe(f"subscription($after: String) {{ events(after: $after) {{ {EV} }} }}",
+                                    {"after": log[0]["cursor"]})  # fmt: skip
+        replayed = [(await ws.data(events))["events"] for _ in log[1:]]
+    return pack["pack"], replayed

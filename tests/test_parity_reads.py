@@ -18,7 +18,7 @@ import pytest
 
 from evidence_gateway.settings import Settings
 from tests.conftest import Api
-from tests.parity_lists import cli_problems, page_problems, persisted_problems
+from tests.parity_lists import cli_problems, page_problems, persisted_problems, subscribed
 from tests.parity_queries import BY_ID, LISTS, NODE, WORKSPACE_TREE, get_json, gql_data
 from tests.parity_scenario import Refs, scenario
 from tests.parity_support import (
@@ -303,6 +303,10 @@ async def test_every_read_path_and_page_agrees_and_both_databases_answer_alike(
         async with running(settings.model_copy(update={"database_url": url})) as run:
             refs = await scenario(run)
             views, transcript = await read_everything(run.api, refs)
+            log = next(body["data"] for name, body in transcript if name == "/api/v2/events")
+            pack, replayed = await subscribed(run, refs["pack"], log)
+            views["report_pack"].add("gql subscription pack", [unsigned(from_graphql(pack))])
+            views["event"].add("gql subscription events", [from_graphql(e) for e in replayed])
             problems = [p for v in views.values() for p in v.problems()]
             problems += await page_problems(run.api, refs) + await persisted_problems(run.api, refs)
             keys = next(body["apiKeys"] for name, body in transcript if name == "apiKeys")
