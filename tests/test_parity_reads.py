@@ -1,13 +1,16 @@
 """Every way to read a resource answers the same record (issue 25, item 4).
 
 For each resource, the REST detail is the reference; its REST list item, the copies other
-resources embed (a workspace's latest run, a pack's run and artifacts), GraphQL's typed query,
-``node(id)``, connection edges and nodes, page items and nested fields must show every one of its
+resources embed (a workspace's latest run, a pack's run and artifacts), the answers of writes
+nothing changed since, the data of its latest event, GraphQL's typed query, ``node(id)``,
+connection edges and nodes, page items, nested fields and subscriptions must show every one of its
 fields with the same value, spelled the same: timestamps to the same digit, numbers as the same
-JSON, nulls as nulls. Only the documented naming differences are normalised (snake_case REST,
-camelCase GraphQL; lowercase REST enum values, SCREAMING_SNAKE GraphQL ones). List pages walked one
-at a time, by page or by cursor, give the items of one big page. And the same script answers the
-same on SQLite and PostgreSQL, but for the values of ids and instants, whose formats must match.
+JSON, nulls as nulls, one REST model's keys in one order. Only the documented naming differences
+are normalised (snake_case REST, camelCase GraphQL; lowercase REST enum values, SCREAMING_SNAKE
+GraphQL ones). List pages walked one at a time, by page or by cursor either way, give the items of
+one big page; a persisted document answers what the document answers; ``keys list`` shows what
+``apiKeys`` does. And the same script answers the same on SQLite and PostgreSQL, but for the
+values of ids and instants, whose formats must match.
 """
 
 from __future__ import annotations
