@@ -12,8 +12,10 @@ WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY evidence_gateway ./evidence_gateway
 # The project's wheel and every dependency's, so the runtime stage installs from files alone.
-# tests/test_container.py builds the wheel with this same command.
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+# tests/test_container_run.py builds the wheel with this same command. The pip cache outlives
+# the build (a cache mount) and this stage is thrown away: neither reaches the image.
+RUN --mount=type=cache,target=/root/.cache/pip \
+    pip wheel --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE} AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
