@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 def serve(args: argparse.Namespace) -> int:
     # JSON lines on stderr from here on, in this process and (log_config below) in every worker.
-    logs.configure(args.log_level)
+    logs.configure(args.log_level, get_settings().log_format)
     if args.database_url:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
     if "EVIDENCE_PUBLIC_BASE_URL" not in os.environ:
@@ -68,7 +68,7 @@ def serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
-        log_config=logs.dict_config(args.log_level),
+        log_config=logs.dict_config(args.log_level, settings.log_format),
         # One JSON access line per request comes from observability/access.py instead; uvicorn's
         # own would print query strings, signed download links' signatures included.
         access_log=False,
@@ -99,7 +99,7 @@ def worker(args: argparse.Namespace) -> int:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
     get_settings.cache_clear()
     settings = get_settings()
-    logs.configure()
+    logs.configure(log_format=settings.log_format)
 
     async def run(db: Database) -> None:
         # Events of work done here carry signed download links, signed as the API nodes sign them.

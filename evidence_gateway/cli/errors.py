@@ -3,6 +3,8 @@ thing to fix. Loaded only once a command has failed, by which time what it names
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 from evidence_gateway.cli.arguments import CliError
 from evidence_gateway.cli.support import one_line
 from evidence_gateway.errors import DomainError, InvalidInput
@@ -21,4 +23,9 @@ def describe(exc: Exception) -> str:
         return f"{exc.message}: {where}{more}; nothing changed"
     if isinstance(exc, DomainError):
         return exc.message
+    if isinstance(exc, ValidationError) and exc.title == "Settings":
+        # Settings come from EVIDENCE_* variables (or .env): name the variable, not the field.
+        found = exc.errors()[0]
+        name = "EVIDENCE_" + "_".join(str(part) for part in found["loc"]).upper()
+        return f"bad setting {name}: {found['msg']}"
     return one_line(exc)
