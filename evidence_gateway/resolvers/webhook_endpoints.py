@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, StringConstraints
@@ -28,10 +27,8 @@ from evidence_gateway.read_models.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
-from evidence_gateway.webhooks import delivery, guard
+from evidence_gateway.webhooks import delivery, guard, signing
 
-# Both secrets sign for this long after a rotation, so receivers can switch without a gap.
-ROTATION_OVERLAP = timedelta(hours=24)
 MAX_EVENT_TYPES = 50
 
 EventTypeName = Annotated[str, OneOf(EventType)]
@@ -186,13 +183,13 @@ async def delete_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
 async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
     """A new secret; the old one keeps signing beside it for 24 hours."""
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    secret = new_webhook_secret()
     async with unit_of_work(ctx) as uow:
         endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
         now = utcnow()
-        endpoint.previous_secret = endpoint.secret
-        endpoint.previous_secret_expires_at = now + ROTATION_OVERLAP
-        endpoint.secret = secret
+        rotation = signing.rotate(endpoint.secret, now)
+        secret = endpoint.secret = rotation.secret
+        endpoint.previous_secret = rotation.previous_secret
+        endpoint.previous_secret_expires_at = rotation.previous_secret_expires_at
         endpoint.updated_at = now
         _emit(uow, EventType.webhook_endpoint_secret_rotated, endpoint)
         result = EndpointWithSecret(endpoint, secret)
