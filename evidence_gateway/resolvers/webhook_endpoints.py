@@ -24,6 +24,7 @@ from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
 from evidence_gateway.read_models.representation import webhook_endpoint_json
+from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
@@ -202,10 +203,10 @@ async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParam
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
         endpoint = await load_endpoint(session, ctx, endpoint_id)
-    return await ENDPOINT_DELIVERIES.page(ctx, params, endpoint_id=endpoint.id)
+    return await with_message_state(ctx, await ENDPOINT_DELIVERIES.page(ctx, params, endpoint_id=endpoint.id))
 
 
-async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
+async def retry_delivery(ctx: Ctx, delivery_id: Any) -> LoggedAttempt:
     """Send the event of a recorded attempt to its endpoint again, now, and return the new attempt.
 
     Allowed whatever the message's state (a receiver that is back can be checked by hand); a
@@ -223,7 +224,7 @@ async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
     retried = await delivery.attempt(ctx.db, ctx.settings, attempt.message_id, claimed_by=None, api_key_id=ctx.actor)
     if retried is None:
         raise NotFound("webhook delivery not found", resource="webhook_delivery", id=str(delivery_id))
-    return retried
+    return (await with_message_state(ctx, Page(items=[retried], page=1, per_page=1, total=1))).items[0]
 
 
 def _emit(uow: UnitOfWork, type_: EventType, endpoint: WebhookEndpoint) -> None:

@@ -19,6 +19,7 @@ from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
+from evidence_gateway.resolvers.delivery_log import with_message_state
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
@@ -191,9 +192,8 @@ TEST_DELIVERIES = NewestFirst(WebhookDelivery, col(WebhookDelivery.endpoint_id).
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[Any]:
     """The caller's delivery attempts, newest first: with an admin key all of them, else only
     the tests sent to a bare URL (registered endpoints are admin business)."""
-    if ctx.principal.scope.allows(Scope.ADMIN):
-        return await DELIVERIES.page(ctx, params)
-    return await TEST_DELIVERIES.page(ctx, params)
+    listing = DELIVERIES if ctx.principal.scope.allows(Scope.ADMIN) else TEST_DELIVERIES
+    return await with_message_state(ctx, await listing.page(ctx, params))
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:
