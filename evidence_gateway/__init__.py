@@ -1,3 +1,3 @@
 """Evidence Gateway: one API (GraphQL + REST) over shared resolvers."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

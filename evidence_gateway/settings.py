@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -18,7 +19,11 @@ DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./evidence.db"
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="EVIDENCE_", extra="ignore")
+    # The environment wins over a .env file in the working directory, which wins over the defaults
+    # (command-line options win over both: they are set into the environment).
+    model_config = SettingsConfigDict(
+        env_prefix="EVIDENCE_", extra="ignore", env_file=".env", env_file_encoding="utf-8"
+    )
 
     database_url: str = DEFAULT_DATABASE_URL
     # PostgreSQL: connections each process keeps open, and never more; a request finding them
@@ -131,6 +136,9 @@ class Settings(BaseSettings):
     # Webhook endpoints whose id labels the delivery-latency histogram in a process; the rest
     # count as "other" (docs/observability.md): the label's cardinality stays bounded.
     metrics_webhook_endpoints: int = Field(default=20, ge=0)
+    # Log lines on stderr: "auto" renders readable lines on a terminal and JSON otherwise;
+    # "json" or "console" forces one (observability/logs.py).
+    log_format: Literal["auto", "json", "console"] = "auto"
 
     @field_validator("webhook_retry_schedule")
     @classmethod

@@ -52,10 +52,11 @@ def legacy_records(count: int) -> list[dict[str, object]]:
 
 
 def test_version() -> None:
-    from importlib.metadata import version
+    from evidence_gateway import __version__
+    from evidence_gateway.store import migrate
 
     done = run_cli("--version")
-    assert (done.returncode, done.stdout) == (0, f"evidence-gateway {version('evidence-gateway')}\n")
+    assert (done.returncode, done.stdout) == (0, f"evidence-gateway {__version__} (schema {migrate.head()})\n")
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:

@@ -37,6 +37,12 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     (P + "web.observability.graphql", P + "web.observability.graphql_tracing"): (
         "optional dependency (the 'otel' extra)"
     ),
+    # The command line builds its parser from the standard library alone and loads a command's
+    # module (the app, SQLAlchemy, Strawberry: about 3 s) only when that command runs.
+    **{
+        (P + "cli.main", P + "cli." + module): "fast --help/--version (issue 31)"
+        for module in ("commands_serve", "commands_db", "commands_org", "commands_schema", "errors")
+    },
 }
 
 # Circles that function-level imports still hold apart; each must shrink to nothing.
@@ -146,13 +152,12 @@ def test_the_readme_layout_names_every_room_once(graph: ImportGraph) -> None:
 
 
 MAX_MODULE_LINES = 400
-# Temporary: these three are being split (the resolvers into the store's repositories, the command
-# into its subcommands). The list is to be emptied; a stale entry fails the test.
+# Temporary: these two are being split into the store's repositories.
+# The list is to be emptied; a stale entry fails the test.
 OVERSIZE_ALLOWED: frozenset[str] = frozenset(
     {
         "resolvers/packs.py",  # split with the store's repositories
         "resolvers/calculations.py",  # split with the store's repositories
-        "cli/__init__.py",  # split with the command's subcommands
     }
 )
 

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 from starlette.applications import Starlette
 
+from evidence_gateway import __version__
 from evidence_gateway.app import create_app
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import migrate
@@ -32,6 +33,8 @@ async def test_ready_then_not_when_a_background_task_stops(busy_app: Starlette) 
         assert ready.status_code == 200, ready.text
         assert ready.json() == {
             "status": "ready",
+            "version": __version__,
+            "schema_revision": migrate.head(),
             "checks": {"database": "ok", "schema": "ok", "background_work": "ok", "webhook_dispatcher": "ok"},
         }
         await busy_app.state.dispatcher.stop(0)
@@ -58,4 +61,5 @@ async def test_not_ready_on_a_schema_behind_head(app: Starlette, client: httpx.A
             await conn.execute(text("UPDATE alembic_version SET version_num = :head"), {"head": head})
     assert resp.status_code == 503
     assert resp.json()["details"]["checks"]["schema"] == f"at 0001_initial, this code needs {head}"
+    assert resp.json()["details"]["schema_revision"] == "0001_initial"
     assert (await client.get("/readyz")).status_code == 200

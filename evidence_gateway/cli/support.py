@@ -1,14 +1,13 @@
-"""What makes the command line pleasant: help with defaults, durations, one-line errors,
-progress bars on a terminal, and the keys table."""
+"""What the commands share once they run: one-line errors, progress bars on a terminal, the
+keys table, the database URL check and the database each command opens."""
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from rich.console import Console
@@ -16,41 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
-from evidence_gateway.store.db import UnsupportedDatabase, normalise_url, refuse_in_memory
-
-
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Every option's help ends with its default, except where there is none to show."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        if action.default in (None, False, "") or isinstance(action, argparse._HelpAction):
-            return action.help
-        return super()._get_help_string(action)
-
-
-class CliError(Exception):
-    """Bad input the user can fix: printed as one ``error: ...`` line, exit 1."""
-
-
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw]?)\s*$")
-_UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def duration(text: str) -> timedelta:
-    """``90d``, ``12h``, ``30m``, ``45s``, ``2w`` or plain seconds (argparse ``type``)."""
-    match = _DURATION.match(text)
-    if match is None or int(match.group(1)) == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 90d, 12h, 30m or 3600")
-    return timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
-
-
-def instant(text: str) -> datetime:
-    """An ISO 8601 date or date-time; without a zone it is UTC (argparse ``type``)."""
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 date-time (2027-01-31T18:00Z)") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+from evidence_gateway.cli.arguments import CliError
+from evidence_gateway.settings import get_settings
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database, UnsupportedDatabase, normalise_url, refuse_in_memory
 
 
 class Advance(Protocol):
@@ -141,3 +109,30 @@ def one_line(exc: BaseException) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def open_database(args: argparse.Namespace) -> Database:
+    url = args.database_url or get_settings().database_url
+    return Database(checked_database_url(url))
+
+
+async def prepared(
+    args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]], *, allow_migrate: bool | None = None
+) -> Any:
+    """Run ``work`` once the schema is fit: SQLite is upgraded, PostgreSQL must be at head
+    unless ``allow_migrate`` (None: EVIDENCE_MIGRATE) allows upgrading it, like ``serve``."""
+    db = open_database(args)
+    try:
+        await migrate.prepare(db, migrate=allow_migrate)
+        return await work(db)
+    finally:
+        await db.dispose()
+
+
+async def on_database(args: argparse.Namespace, work: Callable[[Database], Awaitable[Any]]) -> Any:
+    """Run ``work`` on the database as it is (the ``db`` commands look at or change its schema)."""
+    db = open_database(args)
+    try:
+        return await work(db)
+    finally:
+        await db.dispose()

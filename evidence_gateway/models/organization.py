@@ -15,6 +15,10 @@ class Organization(SQLModel, table=True):
     name: str = Field(max_length=200, unique=True, nullable=False)
     # Standard Webhooks signing secret ("whsec_" + base64), created with the org.
     webhook_signing_secret: str = Field(nullable=False)
+    # After `webhooks secret --rotate` the old secret signs beside the new one until this time,
+    # as an endpoint's does (webhooks/signing.py).
+    previous_webhook_signing_secret: str | None = Field(default=None, max_length=100)
+    previous_webhook_signing_secret_expires_at: datetime | None = None
     created_at: datetime = created_field()
 
 

@@ -31,6 +31,7 @@ from evidence_gateway.read_models.webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
     WebhookEndpointWithSecret,
+    WebhookMessageStatus,
     WebhookTestResult,
 )
 from evidence_gateway.read_models.workspaces import ImportBatch, Workspace, WorkspaceDetail
@@ -58,6 +59,7 @@ __all__ = [
     "WebhookDelivery",
     "WebhookEndpoint",
     "WebhookEndpointWithSecret",
+    "WebhookMessageStatus",
     "WebhookTestResult",
     "Workspace",
     "WorkspaceDetail",

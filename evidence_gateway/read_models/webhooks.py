@@ -70,11 +70,21 @@ class WebhookEndpointWithSecret(WebhookEndpoint):
         return {**WebhookEndpoint.render(result.endpoint), "secret": result.secret, "secret_withheld": False}
 
 
+class WebhookMessageStatus(enum.StrEnum):
+    """Where the event an attempt carried stands now (one named enum, so generated clients make one class)."""
+
+    pending = "pending"
+    delivered = "delivered"
+    failed = "failed"
+
+
 class WebhookDelivery(ReadModel):
     """A recorded webhook attempt: a test, or one try of an event to a registered endpoint."""
 
     internal = frozenset({"message_id"})
     model_config = ConfigDict(json_schema_extra=EXTENSION)
+    # Read from the attempt's message by the delivery log (resolvers/delivery_log.py); null elsewhere.
+    derived = frozenset({"message_status", "next_attempt_at"})
 
     id: uuid.UUID
     org_id: uuid.UUID
@@ -92,6 +102,21 @@ class WebhookDelivery(ReadModel):
     event_id: uuid.UUID | None = ext("The event sent (also the webhook-id header).")
     attempt: int | None = ext("1 for the first try of an event, 2 …", ge=1)
     duration_ms: int | None = ext("How long the attempt took.", ge=0)
+    message_status: WebhookMessageStatus | None = ext(
+        "The event's delivery to the endpoint as of this read: pending (tried again at next_attempt_at), "
+        "delivered, or failed (the retry schedule ran out; a hand retry may still deliver it). Null for a "
+        "test to a bare URL and once the endpoint is deleted."
+    )
+    next_attempt_at: datetime | None = ext(
+        "When the event is next tried while message_status is pending; null otherwise."
+    )
+
+    @classmethod
+    def derive(cls, obj: Any) -> dict[str, Any]:
+        return {
+            "message_status": getattr(obj, "message_status", None),
+            "next_attempt_at": getattr(obj, "next_attempt_at", None),
+        }
 
 
 class WebhookTestResult(ReadModel):

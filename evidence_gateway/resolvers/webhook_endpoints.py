@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
@@ -25,13 +24,12 @@ from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
 from evidence_gateway.read_models.representation import webhook_endpoint_json
+from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
-from evidence_gateway.webhooks import delivery, guard
+from evidence_gateway.webhooks import delivery, guard, signing
 
-# Both secrets sign for this long after a rotation, so receivers can switch without a gap.
-ROTATION_OVERLAP = timedelta(hours=24)
 MAX_EVENT_TYPES = 50
 
 EventTypeName = Annotated[str, OneOf(EventType)]
@@ -205,13 +203,13 @@ async def delete_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
 async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
     """A new secret; the old one keeps signing beside it for 24 hours."""
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    secret = new_webhook_secret()
     async with unit_of_work(ctx) as uow:
         endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
         now = utcnow()
-        endpoint.previous_secret = endpoint.secret
-        endpoint.previous_secret_expires_at = now + ROTATION_OVERLAP
-        endpoint.secret = secret
+        rotation = signing.rotate(endpoint.secret, now)
+        secret = endpoint.secret = rotation.secret
+        endpoint.previous_secret = rotation.previous_secret
+        endpoint.previous_secret_expires_at = rotation.previous_secret_expires_at
         endpoint.updated_at = now
         _emit(uow, EventType.webhook_endpoint_secret_rotated, endpoint)
         result = EndpointWithSecret(endpoint, secret)
@@ -224,10 +222,10 @@ async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParam
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
     async with ctx.db.read() as session:
         endpoint = await load_endpoint(session, ctx, endpoint_id)
-    return await ENDPOINT_DELIVERIES.page(ctx, params, endpoint_id=endpoint.id)
+    return await with_message_state(ctx, await ENDPOINT_DELIVERIES.page(ctx, params, endpoint_id=endpoint.id))
 
 
-async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
+async def retry_delivery(ctx: Ctx, delivery_id: Any) -> LoggedAttempt:
     """Send the event of a recorded attempt to its endpoint again, now, and return the new attempt.
 
     Allowed whatever the message's state (a receiver that is back can be checked by hand); a
@@ -245,7 +243,7 @@ async def retry_delivery(ctx: Ctx, delivery_id: Any) -> WebhookDelivery:
     retried = await delivery.attempt(ctx.db, ctx.settings, attempt.message_id, claimed_by=None, api_key_id=ctx.actor)
     if retried is None:
         raise NotFound("webhook delivery not found", resource="webhook_delivery", id=str(delivery_id))
-    return retried
+    return (await with_message_state(ctx, Page(items=[retried], page=1, per_page=1, total=1))).items[0]
 
 
 def _emit(uow: UnitOfWork, type_: EventType, endpoint: WebhookEndpoint) -> None:

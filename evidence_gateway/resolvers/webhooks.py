@@ -19,8 +19,8 @@ from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
+from evidence_gateway.resolvers.delivery_log import with_message_state
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
-from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
@@ -122,7 +122,13 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
     if endpoint is not None:
         headers = delivery.headers_for(endpoint, msg_id, body, now)
     else:
-        headers = signing.signature_headers(org.webhook_signing_secret, msg_id, int(now.timestamp()), body)
+        secrets = signing.live_secrets(
+            org.webhook_signing_secret,
+            org.previous_webhook_signing_secret,
+            org.previous_webhook_signing_secret_expires_at,
+            now,
+        )
+        headers = signing.signature_headers(secrets, msg_id, int(now.timestamp()), body)
 
     settings = ctx.settings
     target = guard.target_of(url)
@@ -195,9 +201,8 @@ TEST_DELIVERIES = NewestFirst(WebhookDelivery, col(WebhookDelivery.endpoint_id).
 async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[Any]:
     """The caller's delivery attempts, newest first: with an admin key all of them, else only
     the tests sent to a bare URL (registered endpoints are admin business)."""
-    if ctx.principal.scope.allows(Scope.ADMIN):
-        return await DELIVERIES.page(ctx, params)
-    return await TEST_DELIVERIES.page(ctx, params)
+    listing = DELIVERIES if ctx.principal.scope.allows(Scope.ADMIN) else TEST_DELIVERIES
+    return await with_message_state(ctx, await listing.page(ctx, params))
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:
@@ -216,7 +221,8 @@ async def viewer_signing_secret(ctx: Ctx) -> str:
 
 
 async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -> str:
-    """For the CLI: the organisation's secret, replaced by a new one first when ``rotate``."""
+    """For the CLI: the organisation's secret, replaced by a new one first when ``rotate`` (the
+    old one keeps signing beside it for ``signing.ROTATION_OVERLAP``, as an endpoint's does)."""
     async with db.write() as session:
         org = (
             await session.execute(select(Organization).where(col(Organization.name) == org_name))
@@ -224,5 +230,8 @@ async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -
         if org is None:
             raise NotFound(f"no organisation named {org_name!r}")
         if rotate:
-            org.webhook_signing_secret = new_webhook_secret()
+            rotation = signing.rotate(org.webhook_signing_secret, utcnow())
+            org.webhook_signing_secret = rotation.secret
+            org.previous_webhook_signing_secret = rotation.previous_secret
+            org.previous_webhook_signing_secret_expires_at = rotation.previous_secret_expires_at
         return org.webhook_signing_secret

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import uuid
 from datetime import datetime
 from typing import Annotated
@@ -37,6 +38,15 @@ class WebhookTestResultType:
     delivery_id: uuid.UUID = strawberry.field(description="Id of the recorded delivery attempt.")
 
 
+@strawberry.enum(description="Where the event an attempt carried stands now.")
+class WebhookMessageStatus(enum.Enum):
+    pending = strawberry.enum_value("pending", description="Owed: an attempt is due at nextAttemptAt.")
+    delivered = strawberry.enum_value("delivered", description="A 2xx answer came.")
+    failed = strawberry.enum_value(
+        "failed", description="The retry schedule ran out; a hand retry may still deliver it."
+    )
+
+
 @strawberry.type(name="WebhookDelivery", description="One recorded webhook delivery attempt.")
 class WebhookDeliveryType:
     id: uuid.UUID = strawberry.field(description="Delivery id.")
@@ -58,6 +68,13 @@ class WebhookDeliveryType:
     )
     attempt: int | None = strawberry.field(description="1 for the first try of an event to an endpoint, 2 …")
     duration_ms: int | None = strawberry.field(description="How long the attempt took, in milliseconds.")
+    message_status: WebhookMessageStatus | None = strawberry.field(
+        description="Where the event stands now for its endpoint; null for a test to a bare URL or once the "
+        "endpoint is deleted."
+    )
+    next_attempt_at: datetime | None = strawberry.field(
+        description="When the event is next tried while messageStatus is PENDING; null otherwise."
+    )
 
 
 @strawberry.type(description="One page of webhook delivery attempts.")

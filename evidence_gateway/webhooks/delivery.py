@@ -65,20 +65,9 @@ def message_of(event: Event) -> dict[str, Any]:
     return {**event_json(event), "timestamp": event.occurred_at}
 
 
-def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
-    """The current secret, and the previous one while its 24 hours after a rotation last."""
-    secrets = [endpoint.secret]
-    expires = endpoint.previous_secret_expires_at
-    if endpoint.previous_secret and expires is not None and expires > now:
-        secrets.append(endpoint.previous_secret)
-    return secrets
-
-
 def headers_for(endpoint: WebhookEndpoint, msg_id: str, body: bytes, now: datetime) -> dict[str, str]:
-    timestamp = int(now.timestamp())
-    # Several signatures, space-separated, are how Standard Webhooks rotates secrets.
-    signature = " ".join(signing.sign(s, msg_id, timestamp, body) for s in signing_secrets(endpoint, now))
-    return {"webhook-id": msg_id, "webhook-timestamp": str(timestamp), "webhook-signature": signature}
+    secrets = signing.live_secrets(endpoint.secret, endpoint.previous_secret, endpoint.previous_secret_expires_at, now)
+    return signing.signature_headers(secrets, msg_id, int(now.timestamp()), body)
 
 
 def retry_delay(settings: Settings, attempts: int) -> float | None:

@@ -1,7 +1,11 @@
-"""Standard Webhooks signatures (https://www.standardwebhooks.com/).
+"""Standard Webhooks signatures (https://www.standardwebhooks.com/), and the rotation of a secret.
 
 ``webhook-signature: v1,<base64(HMAC-SHA256(key, "{id}.{timestamp}.{body}"))>`` where the
-key is the base64-decoded part of the organisation's ``whsec_...`` secret.
+key is the base64-decoded part of the organisation's or endpoint's ``whsec_...`` secret.
+
+A rotated secret keeps signing beside its successor for ``ROTATION_OVERLAP`` (several
+space-separated signatures are how the scheme rotates), so receivers switch without a gap. The
+organisation's secret and each endpoint's rotate through the same two functions here.
 """
 
 from __future__ import annotations
@@ -11,8 +15,13 @@ import binascii
 import hashlib
 import hmac
 import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 SECRET_PREFIX = "whsec_"
+# Both secrets sign for this long after a rotation, so receivers can switch without a gap.
+ROTATION_OVERLAP = timedelta(hours=24)
 
 
 def secret_key_bytes(secret: str) -> bytes:
@@ -40,12 +49,33 @@ def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def signature_headers(secret: str, msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+def signature_headers(secrets: Sequence[str], msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+    """The three Standard Webhooks headers, with one signature per live secret."""
     return {
         "webhook-id": msg_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": sign(secret, msg_id, timestamp, body),
+        "webhook-signature": " ".join(sign(s, msg_id, timestamp, body) for s in secrets),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """A new secret, and the one it replaces with the end of its overlap."""
+
+    secret: str
+    previous_secret: str
+    previous_secret_expires_at: datetime
+
+
+def rotate(current: str, now: datetime) -> Rotation:
+    return Rotation(new_webhook_secret(), current, now + ROTATION_OVERLAP)
+
+
+def live_secrets(current: str, previous: str | None, previous_expires_at: datetime | None, now: datetime) -> list[str]:
+    """The current secret, and the previous one while its overlap after a rotation lasts."""
+    if previous and previous_expires_at is not None and previous_expires_at > now:
+        return [current, previous]
+    return [current]
 
 
 def verify(secret: str, msg_id: str, timestamp: str, body: bytes, signature_header: str) -> bool:

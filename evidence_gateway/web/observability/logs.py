@@ -1,7 +1,8 @@
 """One JSON object per line on stderr, for every logger of the process (ours, uvicorn's,
-SQLAlchemy's): structlog's ProcessorFormatter renders standard-library records, so no module
-needs a logging API of its own, and the fields bound for a request (request id, organisation,
-key prefix) are merged into every line written while it runs.
+SQLAlchemy's), or a readable line when stderr is a terminal (EVIDENCE_LOG_FORMAT): structlog's
+ProcessorFormatter renders standard-library records, so no module needs a logging API of its
+own, and the fields bound for a request (request id, organisation, key prefix) are merged into
+every line written while it runs.
 
 structlog rather than a hand-written ``logging.Formatter``: it brings the context variables a
 request binds, ISO timestamps, exception rendering and JSON output as composable processors,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import logging.config
+import sys
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -37,9 +39,10 @@ def _tidy(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mappin
     return {**first, **event}
 
 
-def json_formatter() -> logging.Formatter:
+def json_formatter(renderer: Any = None) -> logging.Formatter:
     """The formatter of every handler; named in ``dict_config`` so uvicorn's worker processes
-    build it too (they re-apply the logging configuration after they start)."""
+    build it too (they re-apply the logging configuration after they start). ``renderer``
+    replaces the JSON rendering only: every line is redacted and tidied the same way."""
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
@@ -55,19 +58,34 @@ def json_formatter() -> logging.Formatter:
             structlog.processors.format_exc_info,
             redact_processor,
             _tidy,
-            structlog.processors.JSONRenderer(serializer=_dumps),
+            renderer or structlog.processors.JSONRenderer(serializer=_dumps),
         ],
     )
 
 
-def dict_config(level: str = "info") -> dict[str, Any]:
-    """``logging.config.dictConfig`` input: JSON on stderr at ``level``; uvicorn's access log is
-    off (the access middleware writes one line per request, without query strings)."""
+def console_formatter() -> logging.Formatter:
+    """For a person at a terminal: one aligned line per record, its fields as key=value."""
+    return json_formatter(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+
+
+def resolve_format(setting: str = "auto") -> str:
+    """``json`` or ``console``: ``auto`` (EVIDENCE_LOG_FORMAT's default) is console when stderr is a terminal."""
+    if setting == "auto":
+        return "console" if sys.stderr.isatty() else "json"
+    return setting
+
+
+def dict_config(level: str = "info", log_format: str = "auto") -> dict[str, Any]:
+    """``logging.config.dictConfig`` input: JSON (or, see ``resolve_format``, console lines) on
+    stderr at ``level``; uvicorn's access log is off (the access middleware writes one line per
+    request, without query strings). Decided here, in the process that owns the terminal, so
+    worker processes write what it writes."""
+    chosen = resolve_format(log_format)
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"json": {"()": "evidence_gateway.web.observability.logs.json_formatter"}},
-        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
+        "formatters": {chosen: {"()": f"evidence_gateway.web.observability.logs.{chosen}_formatter"}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": chosen, "stream": "ext://sys.stderr"}},
         "root": {"handlers": ["stderr"], "level": level.upper()},
         "loggers": {
             "uvicorn": {"handlers": [], "propagate": True},
@@ -80,5 +98,5 @@ def dict_config(level: str = "info") -> dict[str, Any]:
     }
 
 
-def configure(level: str = "info") -> None:
-    logging.config.dictConfig(dict_config(level))
+def configure(level: str = "info", log_format: str = "auto") -> None:
+    logging.config.dictConfig(dict_config(level, log_format))

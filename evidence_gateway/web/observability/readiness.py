@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from evidence_gateway import __version__
 from evidence_gateway.store import migrate
 from evidence_gateway.web.json_response import JSONResponse
 
@@ -24,8 +25,8 @@ CHECK_TIMEOUT_SECONDS = 3.0
 OK = "ok"
 
 
-async def _database(request: Request) -> tuple[str, str]:
-    """(database, schema): a trivial query, then the recorded revision against this code's head.
+async def _database(request: Request) -> tuple[str, str, str | None]:
+    """(database, schema, revision): a trivial query, then the recorded revision against this code's head.
     The version row is read directly: alembic's migration context is heavier and logs each use."""
     db = request.app.state.db
     try:
@@ -36,19 +37,22 @@ async def _database(request: Request) -> tuple[str, str]:
             except DBAPIError:
                 found = set()
     except TimeoutError:
-        return f"no answer within {CHECK_TIMEOUT_SECONDS:g} s", "not checked"
+        return f"no answer within {CHECK_TIMEOUT_SECONDS:g} s", "not checked", None
     except Exception as exc:  # whatever the driver raises: unreachable, refused, bad credentials
-        return f"unreachable: {type(exc).__name__}", "not checked"
+        return f"unreachable: {type(exc).__name__}", "not checked", None
     head = migrate.head()
+    revision = ", ".join(sorted(found)) or None
     if found == {head}:
-        return OK, OK
-    return OK, f"at {', '.join(sorted(found)) or 'no revision'}, this code needs {head}"
+        return OK, OK, revision
+    return OK, f"at {revision or 'no revision'}, this code needs {head}", revision
 
 
 async def readyz(request: Request) -> Response:
     state = request.app.state
     checks: dict[str, Any] = {}
-    checks["database"], checks["schema"] = await _database(request)
+    checks["database"], checks["schema"], revision = await _database(request)
+    # Which release answers, on which schema: what an operator compares across nodes mid-deploy.
+    release = {"version": __version__, "schema_revision": revision}
     if state.settings.background_work:
         checks["background_work"] = OK if state.worker.running else "not running"
     if state.settings.dispatcher:
@@ -57,8 +61,8 @@ async def readyz(request: Request) -> Response:
     if failing:
         reason = "; ".join(f"{name}: {why}" for name, why in failing.items())
         return JSONResponse(
-            {"error": f"not ready: {reason}", "details": {"code": "not_ready", "checks": checks}},
+            {"error": f"not ready: {reason}", "details": {"code": "not_ready", **release, "checks": checks}},
             status_code=503,
             headers={"Retry-After": "5"},
         )
-    return JSONResponse({"status": "ready", "checks": checks})
+    return JSONResponse({"status": "ready", **release, "checks": checks})
