@@ -18,7 +18,7 @@ from evidence_gateway.app import create_app
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import SQLITE_READER_THREADS, Database
 from evidence_gateway.web.observability import metrics
-from tests.conftest import Api, create_workspace, seed_key
+from tests.conftest import PG_AVAILABLE, Api, create_workspace, seed_key
 from tests.live_server import ws_served
 from tests.serve_process import Database as ServedDatabase
 from tests.serve_process import Node
@@ -65,10 +65,14 @@ async def started(settings: Settings, **changes: Any) -> AsyncIterator[tuple[Sta
             yield other, Api(http, key)
 
 
+# SQLite's pool is SQLAlchemy's default (five and ten more), not the setting: PostgreSQL only.
+@pytest.mark.parametrize(
+    "database_url",
+    [pytest.param("postgresql", marks=pytest.mark.skipif(not PG_AVAILABLE, reason="no PostgreSQL"))],
+    indirect=True,
+)
 async def test_callers_waiting_for_a_connection_are_counted(app: Starlette, settings: Settings) -> None:
     """A pool of one connection, held: the next caller waits, and the scrape says so."""
-    if app.state.db.is_sqlite:
-        pytest.skip("SQLite's pool is SQLAlchemy's default (five and ten more), not the setting")
     async with started(settings, database_pool_size=1) as (other, api):
         db = other.state.db
         async with db.engine.connect() as held:
