@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import date
 from functools import partial
 from typing import Any
 
@@ -21,7 +20,7 @@ from sqlalchemy import Row, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
+from evidence_gateway.calculation import ENGINE_VERSION, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
 from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
@@ -51,11 +50,11 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
-from evidence_gateway.store.db import Database, driver_connection, rows_changed
+from evidence_gateway.store import shipment_results
+from evidence_gateway.store.db import Database, rows_changed
 
 log = logging.getLogger(__name__)
 
-INSERT_CHUNK = 5_000
 NO_LEGACY = "no compatible legacy report available"
 _IMPORT_META = (
     "source_row_count",
@@ -201,7 +200,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         chosen = await legacy.load_legacy_report(session, ctx, run.legacy_report_id) if run.legacy_report_id else None
         factor_set = await methodology.load_factor_set(session, profile)
         imports = await _imports(session, ctx, run.workspace_id)
-        rows = await _read_rows(session, ctx, run.workspace_id)
+        rows = await shipment_results.read_shipments(ctx.db, session, ctx.org_id, run.workspace_id)
     inputs: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
         "methodology_profile_id": str(profile.id),
@@ -277,7 +276,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         workspace = await load_workspace(session, ctx, run.workspace_id, for_write=True)
         current = await _held_run(session, run_id)
         if result is not None:
-            await _insert_emissions(session, ctx, run_id, result.rows)
+            await shipment_results.insert_results(ctx.db, session, ctx.org_id, run_id, result.rows)
         is_latest = workspace.data_version == data_version and not await _newer_run_completed(
             session, workspace, current
         )
@@ -339,72 +338,6 @@ def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
         "total_co2e_kg": report.total_co2e_kg,
         "shipment_count": report.shipment_count,
     }
-
-
-# Rows go through the driver directly: SQLAlchemy's per-value bind processing cost ~1.6 s per
-# 50,000 rows on SQLite; sqlite3 executemany / asyncpg COPY take a tenth of that. Same
-# connection, so the same transaction as the rest of the run.
-_ROW_SQL = (
-    "SELECT s.id, s.row_index, s.mode, s.distance_km, s.mass_tonnes, s.fuel_type, s.fuel_amount, "
-    "s.carrier_intensity_g_per_tkm, s.distance_source, s.carrier_intensity_basis, s.vehicle_payload_tonnes, "
-    "s.fuel_allocation_share, s.distance_type, s.shipment_date FROM shipment s "
-    "JOIN import_batch b ON b.id = s.import_batch_id "
-    "WHERE s.workspace_id = {p1} AND s.org_id = {p2} ORDER BY b.created_at, b.id, s.row_index"
-)
-_EMISSION_COLUMNS = (
-    "id", "calculation_run_id", "shipment_id", "org_id", "row_index", "included", "data_tier", "tonne_km",
-    "co2e_kg", "intensity_g_per_tkm", "flags", "co2e_ttw_kg", "co2e_wtt_kg", "co2e_wtw_kg", "data_category",
-    "distance_type", "activity_distance_km", "allocation_share", "factor_id", "estimated_co2e_ttw_kg",
-    "estimated_co2e_wtw_kg", "method_notes",
-)  # fmt: skip
-_FACTOR_AT = RowResult._fields.index("factor_id")
-
-
-async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ShipmentInput]:
-    """Shipment rows in import order (ids stay in the driver's form: hex text on SQLite)."""
-    driver = await driver_connection(session)
-    if ctx.db.is_sqlite:
-        cursor = await driver.execute(_ROW_SQL.format(p1="?", p2="?"), (workspace_id.hex, ctx.org_id.hex))
-        fetched = await cursor.fetchall()
-        await cursor.close()
-    else:
-        fetched = await driver.fetch(_ROW_SQL.format(p1="$1", p2="$2"), workspace_id, ctx.org_id)
-    if ctx.db.is_sqlite:
-        # sqlite3 hands back the DATE column as text; the engine compares dates.
-        return [ShipmentInput._make((*r[:-1], date.fromisoformat(r[-1]) if r[-1] else None)) for r in fetched]
-    return [ShipmentInput(*r) for r in fetched]
-
-
-async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, rows: list[Any]) -> None:
-    """One stored result per shipment row, in chunks; no ORM object per row."""
-    driver = await driver_connection(session)
-    if ctx.db.is_sqlite:
-        sql = (
-            f"INSERT INTO shipment_emission ({', '.join(_EMISSION_COLUMNS)}) "
-            f"VALUES ({', '.join('?' * len(_EMISSION_COLUMNS))})"
-        )
-        run_hex, org_hex, at = run_id.hex, ctx.org_id.hex, _FACTOR_AT
-        for start in range(0, len(rows), INSERT_CHUNK):
-            await driver.executemany(
-                sql,
-                [
-                    (
-                        uuid.uuid4().hex, run_hex, r[0], org_hex, r[1], 1 if r[2] else 0, *r[3:at],
-                        r[at].hex if r[at] is not None else None, *r[at + 1 :],
-                    )
-                    for r in rows[start : start + INSERT_CHUNK]
-                ],
-            )  # fmt: skip
-        return
-    org_id = ctx.org_id
-    for start in range(0, len(rows), INSERT_CHUNK):
-        await driver.copy_records_to_table(
-            "shipment_emission",
-            records=[
-                (uuid.uuid4(), run_id, r[0], org_id, r[1], r[2], *r[3:]) for r in rows[start : start + INSERT_CHUNK]
-            ],
-            columns=_EMISSION_COLUMNS,
-        )
 
 
 def _failing(run_id: uuid.UUID, message: str, *, expired_only: bool) -> Any:
