@@ -52,7 +52,6 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
-from evidence_gateway.packs import store
 from evidence_gateway.packs.download import Download, SignedLink
 from evidence_gateway.packs.lookup import PackDetail, artifacts_of, in_type_order, load_pack
 from evidence_gateway.packs.render import render_and_store
@@ -68,6 +67,7 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
+from evidence_gateway.store import artifact_files as store
 from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.store.joined import Joined
 
