@@ -27,6 +27,7 @@ from evidence_gateway.artifacts.data import (
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.scoping import owned_by
+from evidence_gateway.errors import InternalError
 from evidence_gateway.models import (
     ApiKey,
     CalculationRun,
@@ -40,8 +41,8 @@ from evidence_gateway.models import (
     MethodologyProfile,
     ReportPack,
     Shipment,
-    Workspace,
 )
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
 async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tuple[list[ImportBatch], PackData]:
@@ -51,9 +52,9 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
     report, creation time and event sequence), so rendering now or later from a queue gives
     the same files.
     """
-    workspace = (
-        await session.execute(select(Workspace).where(col(Workspace.id) == pack.workspace_id, owned_by(ctx, Workspace)))
-    ).scalar_one()
+    workspace = await WorkspaceRepository(ctx).load(session, pack.workspace_id)
+    if workspace is None:  # a pack's workspace is never deleted
+        raise InternalError("the workspace of the pack is gone", pack_id=str(pack.id))
     run = (
         await session.execute(
             select(CalculationRun).where(

@@ -26,7 +26,7 @@ from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
-from evidence_gateway.core.scoping import owned_by, readable
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InternalError, NotFound
@@ -52,6 +52,8 @@ from evidence_gateway.resolvers.workspaces import (
 )
 from evidence_gateway.store import shipment_results
 from evidence_gateway.store.db import Database, rows_changed
+from evidence_gateway.store.record_types import CalculationRunRecord
+from evidence_gateway.store.repositories.calculations import CalculationRunRepository
 
 log = logging.getLogger(__name__)
 
@@ -189,9 +191,9 @@ async def _legacy_for(
 async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     # One snapshot: the data_version recorded is exactly the one the rows were read at.
     async with ctx.db.snapshot() as session:
-        run = (
-            await session.execute(readable(ctx, CalculationRun).where(col(CalculationRun.id) == run_id))
-        ).scalar_one()
+        run = await CalculationRunRepository(ctx).load(session, run_id)
+        if run is None:
+            raise InternalError("the calculation run is gone", run_id=str(run_id))
         workspace = await load_workspace(session, ctx, run.workspace_id)
         data_version = workspace.data_version
         profile = await session.get(MethodologyProfile, run.methodology_profile_id)
@@ -397,13 +399,9 @@ async def fail_run_plainly(db: Database, run_id: uuid.UUID, message: str) -> boo
     return False
 
 
-async def get_run(ctx: Ctx, run_id: Any) -> CalculationRun:
+async def get_run(ctx: Ctx, run_id: Any) -> CalculationRunRecord:
     """One run of the caller's organisation (the Location of an accepted calculation)."""
-    rid = parse_id(run_id, "calculation run")
-    async with ctx.db.read() as session:
-        found = (
-            await session.execute(readable(ctx, CalculationRun).where(col(CalculationRun.id) == rid))
-        ).scalar_one_or_none()
+    found = await CalculationRunRepository(ctx).get(parse_id(run_id, "calculation run"))
     if found is None:
         raise NotFound("calculation run not found", resource="calculation_run", id=str(run_id))
     return found
@@ -444,13 +442,13 @@ async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
     return found
 
 
-async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
-    return await batch.one_per_key(ctx, CalculationRun, CalculationRun.id, ids)
+async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRunRecord]:
+    return await CalculationRunRepository(ctx).get_many(ids)
 
 
-async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRunRecord]]:
     """Every run of each workspace, newest first."""
-    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *batch.NEWEST)
+    return await CalculationRunRepository(ctx).of_workspaces(ids)
 
 
 async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:

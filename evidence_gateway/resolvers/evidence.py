@@ -34,6 +34,7 @@ from evidence_gateway.read_models.representation import evidence_item_json
 from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 EvidenceTypeName = Annotated[str, OneOf(EvidenceType)]
 VerificationName = Annotated[str, OneOf(VerificationStatus)]
@@ -140,9 +141,7 @@ def _derived_scope(p: EvidenceCreate) -> str:
 
 
 async def scoped_workspace(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> Workspace | None:
-    return (
-        await session.execute(readable(ctx, Workspace).where(col(Workspace.id) == workspace_id))
-    ).scalar_one_or_none()
+    return await WorkspaceRepository(ctx).load(session, workspace_id)
 
 
 async def scoped_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID) -> ReportPack | None:

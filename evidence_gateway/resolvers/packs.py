@@ -70,6 +70,9 @@ from evidence_gateway.resolvers.workspaces import (
 from evidence_gateway.store import artifact_files as store
 from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.store.joined import Joined
+from evidence_gateway.store.record_types import ReportPackRecord
+from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.packs import ReportPackRepository
 
 log = logging.getLogger(__name__)
 
@@ -231,14 +234,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
 async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> CalculationRun:
     run = None
     if workspace.latest_calculation_run_id is not None:
-        run = (
-            await session.execute(
-                select(CalculationRun).where(
-                    col(CalculationRun.id) == workspace.latest_calculation_run_id,
-                    owned_by(ctx, CalculationRun),
-                )
-            )
-        ).scalar_one_or_none()
+        run = await CalculationRunRepository(ctx).load(session, workspace.latest_calculation_run_id)
     if run is None or run.status != RunStatus.completed.value:
         raise Conflict(
             "a completed calculation is required before generating a pack: POST /v2/workspaces/{id}/calculate",
@@ -508,13 +504,13 @@ async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
 # ---- DataLoader batch functions -----------------------------------------------------------------
 
 
-async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
-    return await batch.one_per_key(ctx, ReportPack, ReportPack.id, ids)
+async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPackRecord]:
+    return await ReportPackRepository(ctx).get_many(ids)
 
 
-async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPackRecord]]:
     """Every pack of each workspace, newest version first."""
-    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, ("version_number", True))
+    return await ReportPackRepository(ctx).of_workspaces(ids)
 
 
 async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:

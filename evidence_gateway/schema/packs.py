@@ -21,6 +21,7 @@ from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.store.record_types import ReportPackRecord
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -158,7 +159,7 @@ class ReportPackType(Node):
         return [evidence_item(e) for e in found]
 
 
-def pack_type(pack: ReportPack | Row[Any]) -> ReportPackType:
+def pack_type(pack: ReportPack | ReportPackRecord | Row[Any]) -> ReportPackType:
     return from_model(ReportPackType, pack)
 
 
