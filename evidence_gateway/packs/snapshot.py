@@ -42,6 +42,8 @@ from evidence_gateway.models import (
     ReportPack,
     Shipment,
 )
+from evidence_gateway.store.repositories.calculations import AssessmentRepository
+from evidence_gateway.store.repositories.imports import ImportBatchRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
@@ -63,7 +65,7 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
         )
     ).scalar_one()
     assessment = (
-        await session.get(DataQualityAssessment, pack.data_quality_assessment_id)
+        await AssessmentRepository(ctx).load(session, pack.data_quality_assessment_id)
         if pack.data_quality_assessment_id
         else None
     )
@@ -76,19 +78,9 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
         if pack.legacy_report_id
         else None
     )
-    imports = list(
-        (
-            await session.execute(
-                select(ImportBatch)
-                .where(
-                    col(ImportBatch.workspace_id) == workspace.id,
-                    owned_by(ctx, ImportBatch),
-                    # The run's imports: any later one would have superseded it (data_version).
-                    col(ImportBatch.created_at) <= (run.completed_at or run.created_at),
-                )
-                .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
-            )
-        ).scalars()
+    # The run's imports: any later one would have superseded it (data_version).
+    imports = await ImportBatchRepository(ctx).in_import_order(
+        session, workspace.id, until=run.completed_at or run.created_at
     )
     snapshot = PackData(
         workspace=WorkspaceInfo(

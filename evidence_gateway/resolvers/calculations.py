@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -26,7 +26,6 @@ from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InternalError, NotFound
@@ -41,10 +40,11 @@ from evidence_gateway.models import (
     WorkspaceStatus,
 )
 from evidence_gateway.read_models.representation import assessment_json, run_json
-from evidence_gateway.resolvers import batch, legacy, methodology
+from evidence_gateway.resolvers import legacy, methodology
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
+    get_workspace,
     load_workspace,
     load_writable_workspace,
     move_workspace,
@@ -52,8 +52,9 @@ from evidence_gateway.resolvers.workspaces import (
 )
 from evidence_gateway.store import shipment_results
 from evidence_gateway.store.db import Database, rows_changed
-from evidence_gateway.store.record_types import CalculationRunRecord
-from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
+from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.imports import ImportBatchRepository
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +161,7 @@ async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
 
 
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
-    rows = await session.execute(
-        select(ImportBatch)
-        .where(col(ImportBatch.workspace_id) == workspace_id, owned_by(ctx, ImportBatch))
-        .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
-    )
-    return list(rows.scalars())
+    return await ImportBatchRepository(ctx).in_import_order(session, workspace_id)
 
 
 async def _legacy_for(
@@ -407,36 +403,17 @@ async def get_run(ctx: Ctx, run_id: Any) -> CalculationRunRecord:
     return found
 
 
-async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessment | None:
-    async with ctx.db.read() as session:
-        return (
-            await session.execute(
-                select(DataQualityAssessment).where(
-                    col(DataQualityAssessment.calculation_run_id) == run_id,
-                    owned_by(ctx, DataQualityAssessment),
-                )
-            )
-        ).scalar_one_or_none()
+async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessmentRecord | None:
+    return await AssessmentRepository(ctx).of_run(run_id)
 
 
 # ---- reads ------------------------------------------------------------------------------------
 
 
-async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
+async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessmentRecord:
     """Latest assessment of the workspace; 404 before the first completed run."""
-    async with ctx.db.read() as session:
-        workspace = await load_workspace(session, ctx, workspace_id)
-        found = (
-            await session.execute(
-                select(DataQualityAssessment)
-                .where(
-                    col(DataQualityAssessment.workspace_id) == workspace.id,
-                    owned_by(ctx, DataQualityAssessment),
-                )
-                .order_by(col(DataQualityAssessment.assessed_at).desc(), col(DataQualityAssessment.id).desc())
-                .limit(1)
-            )
-        ).scalar_one_or_none()
+    workspace = await get_workspace(ctx, workspace_id)
+    found = await AssessmentRepository(ctx).latest_of_workspace(workspace.id)
     if found is None:
         raise NotFound("no quality assessment yet", resource="quality_assessment", workspace_id=str(workspace.id))
     return found
@@ -451,5 +428,5 @@ async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUI
     return await CalculationRunRepository(ctx).of_workspaces(ids)
 
 
-async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
-    return await batch.one_per_key(ctx, DataQualityAssessment, DataQualityAssessment.calculation_run_id, ids)
+async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessmentRecord]:
+    return await AssessmentRepository(ctx).of_runs(ids)

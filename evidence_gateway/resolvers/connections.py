@@ -10,23 +10,26 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlmodel import col
-
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import NotFound
-from evidence_gateway.models import Event, EvidenceItem
+from evidence_gateway.models import Event
 from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
-from evidence_gateway.store.record_types import CalculationRunRecord, ReportPackRecord, WorkspaceRecord
+from evidence_gateway.store.record_types import (
+    CalculationRunRecord,
+    EvidenceItemRecord,
+    ReportPackRecord,
+    WorkspaceRecord,
+)
 from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
 from evidence_gateway.store.repositories.packs import ReportPackRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 # Newest first like the REST lists, each served by an index on (scope, time, id):
 # migrations 0007_keyset_indexes.
-EVIDENCE_ITEMS = Order.newest_first("evidence_item", EvidenceItem, "uploaded_at")
 # The log's own order, oldest first: sequence is unique per organisation (uq_event_org_sequence).
 EVENTS = Order.ascending_by("event", Event.sequence)
 
@@ -53,13 +56,10 @@ async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> S
     return await CalculationRunRepository(ctx).slice_of_workspace(workspace_id, **relay)
 
 
-async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItem]:
+async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItemRecord]:
     """The caller's evidence items, newest first; optionally one workspace's (NotFound if not theirs)."""
-    win = window(EVIDENCE_ITEMS, **relay)
-    scoped = [owned_by(ctx, EvidenceItem)]
-    if workspace_id is not None:
-        scoped.append(col(EvidenceItem.workspace_id) == await _own_workspace(ctx, workspace_id))
-    return await keyset_slice(ctx.db, EvidenceItem, scoped, EVIDENCE_ITEMS, win)
+    wid = await _own_workspace(ctx, workspace_id) if workspace_id is not None else None
+    return await EvidenceItemRepository(ctx).slice_of(wid, **relay)
 
 
 async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:

@@ -18,6 +18,7 @@ from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
 from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
 from evidence_gateway.store.repositories.packs import ReportPackRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 from evidence_gateway.store.repository import Repository
@@ -28,6 +29,7 @@ REPOSITORIES: dict[Any, type[Repository[Any, Any]]] = {
     Workspace: WorkspaceRepository,
     ReportPack: ReportPackRepository,
     CalculationRun: CalculationRunRepository,
+    EvidenceItem: EvidenceItemRepository,
 }
 
 

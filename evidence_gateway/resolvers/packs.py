@@ -71,7 +71,7 @@ from evidence_gateway.store import artifact_files as store
 from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.store.joined import Joined
 from evidence_gateway.store.record_types import ReportPackRecord
-from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
 from evidence_gateway.store.repositories.packs import ReportPackRepository
 
 log = logging.getLogger(__name__)
@@ -171,14 +171,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         workspace = await load_writable_workspace(session, ctx, workspace_id)
         run = await _current_run(session, ctx, workspace)
         legacy = await _legacy_for_pack(session, ctx, workspace, payload.legacy_report_id or run.legacy_report_id)
-        assessment = (
-            await session.execute(
-                select(DataQualityAssessment).where(
-                    col(DataQualityAssessment.calculation_run_id) == run.id,
-                    owned_by(ctx, DataQualityAssessment),
-                )
-            )
-        ).scalar_one_or_none()
+        assessment = await AssessmentRepository(ctx).load_of_run(session, run.id)
         last = (
             await session.execute(
                 select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)

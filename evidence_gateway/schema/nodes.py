@@ -20,7 +20,12 @@ from evidence_gateway.schema.evidence import evidence_item
 from evidence_gateway.schema.packs import pack_type
 from evidence_gateway.schema.relay import Node
 from evidence_gateway.schema.workspaces import WorkspaceType
-from evidence_gateway.store.record_types import CalculationRunRecord, ReportPackRecord, WorkspaceRecord
+from evidence_gateway.store.record_types import (
+    CalculationRunRecord,
+    EvidenceItemRecord,
+    ReportPackRecord,
+    WorkspaceRecord,
+)
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -32,6 +37,7 @@ _AS_TYPE: dict[type, Callable[[Any], Node]] = {
     CalculationRun: lambda r: from_model(CalculationRunType, r),
     CalculationRunRecord: lambda r: from_model(CalculationRunType, r),
     EvidenceItem: evidence_item,
+    EvidenceItemRecord: evidence_item,
     Event: event_type,
 }
 

@@ -87,9 +87,71 @@ class ReportPackRecord(NamedTuple):
     lease_expires_at: datetime | None
 
 
+class ImportBatchRecord(NamedTuple):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    org_id: uuid.UUID
+    source_filename: str | None
+    source_file_type: str | None
+    source_row_count: int
+    mapping_profile_name: str | None
+    source_system: str | None
+    shipment_count: int
+    api_key_id: uuid.UUID | None
+    created_at: datetime
+
+
+class DataQualityAssessmentRecord(NamedTuple):
+    id: uuid.UUID
+    workspace_id: uuid.UUID
+    org_id: uuid.UUID
+    calculation_run_id: uuid.UUID
+    report_pack_id: uuid.UUID | None
+    coverage_score: float
+    primary_data_percent: float
+    secondary_data_percent: float
+    default_data_percent: float
+    modelled_data_percent: float
+    missing_required_fields_count: int
+    flagged_shipments_count: int
+    rules_triggered_json: list[dict[str, Any]]
+    summary_text: str | None
+    assessed_at: datetime
+    primary_data_share_percent: float | None
+    primary_data_rows_percent: float | None
+    coverage_tonne_km_percent: float | None
+    excluded_co2e_kg: float | None
+
+
+class EvidenceItemRecord(NamedTuple):
+    id: uuid.UUID
+    workspace_id: uuid.UUID | None
+    report_pack_id: uuid.UUID | None
+    shipment_id: uuid.UUID | None
+    org_id: uuid.UUID
+    evidence_type: str
+    title: str
+    file_name: str
+    file_url: str
+    file_sha256: str | None
+    mime_type: str | None
+    issue_date: date | None
+    valid_from: date | None
+    valid_to: date | None
+    source_system: str | None
+    verification_status: str
+    attachment_scope: str
+    extracted_metadata_json: dict[str, Any]
+    notes: str | None
+    uploaded_at: datetime
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
     "calculation_run": CalculationRunRecord,
     "report_pack": ReportPackRecord,
+    "import_batch": ImportBatchRecord,
+    "data_quality_assessment": DataQualityAssessmentRecord,
+    "evidence_item": EvidenceItemRecord,
 }
