@@ -24,6 +24,12 @@ from evidence_gateway.models import (
     PackArtifact,
     ReportPack,
 )
+from evidence_gateway.store.record_types import (
+    CalculationRunRecord,
+    DataQualityAssessmentRecord,
+    PackArtifactRecord,
+    ReportPackRecord,
+)
 from evidence_gateway.store.repositories.packs import ReportPackRepository
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
@@ -31,10 +37,10 @@ _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
 @dataclass(frozen=True, slots=True)
 class PackDetail:
-    pack: ReportPack
-    artifacts: list[PackArtifact]
-    calculation_run: CalculationRun | None = None
-    quality_assessment: DataQualityAssessment | None = None
+    pack: ReportPack | ReportPackRecord
+    artifacts: list[PackArtifact] | list[PackArtifactRecord]
+    calculation_run: CalculationRun | CalculationRunRecord | None = None
+    quality_assessment: DataQualityAssessment | DataQualityAssessmentRecord | None = None
 
 
 async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID, *, for_write: bool = False) -> ReportPack:

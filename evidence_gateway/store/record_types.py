@@ -146,6 +146,35 @@ class EvidenceItemRecord(NamedTuple):
     uploaded_at: datetime
 
 
+class PackArtifactRecord(NamedTuple):
+    id: uuid.UUID
+    report_pack_id: uuid.UUID
+    workspace_id: uuid.UUID
+    org_id: uuid.UUID
+    artifact_type: str
+    status: str
+    file_name: str | None
+    content_type: str | None
+    content_sha256: str | None
+    size_bytes: int | None
+    error_message: str | None
+    created_at: datetime
+    generated_at: datetime | None
+
+
+class ApprovalActionRecord(NamedTuple):
+    id: uuid.UUID
+    report_pack_id: uuid.UUID
+    workspace_id: uuid.UUID
+    org_id: uuid.UUID
+    action_type: str
+    comment: str | None
+    status_before: str
+    status_after: str
+    api_key_id: uuid.UUID
+    created_at: datetime
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -154,4 +183,6 @@ TYPED: dict[str, type[Any]] = {
     "import_batch": ImportBatchRecord,
     "data_quality_assessment": DataQualityAssessmentRecord,
     "evidence_item": EvidenceItemRecord,
+    "pack_artifact": PackArtifactRecord,
+    "approval_action": ApprovalActionRecord,
 }
