@@ -21,10 +21,12 @@ from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
 from evidence_gateway.resolvers.organizations import new_webhook_secret
-from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
+from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import WebhookDeliveryRecord
+from evidence_gateway.store.repositories.webhooks import WebhookDeliveryRepository
 from evidence_gateway.webhooks import delivery, guard, sender, signing
 
 DEFAULT_EVENT_TYPE = "pack.published"
@@ -177,18 +179,13 @@ async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID 
         raise InvalidInput(fields={"endpoint_id": "unknown webhook endpoint"}) from None
 
 
-DELIVERIES = NewestFirst(WebhookDelivery)
-# What a key below admin reads of the log: test deliveries to a bare URL. Attempts to registered
-# endpoints carry the endpoint's URL (often a capability), the events sent and its answers.
-TEST_DELIVERIES = NewestFirst(WebhookDelivery, col(WebhookDelivery.endpoint_id).is_(None))
-
-
-async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[Any]:
+async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[WebhookDeliveryRecord]:
     """The caller's delivery attempts, newest first: with an admin key all of them, else only
     the tests sent to a bare URL (registered endpoints are admin business)."""
+    deliveries = WebhookDeliveryRepository(ctx)
     if ctx.principal.scope.allows(Scope.ADMIN):
-        return await DELIVERIES.page(ctx, params)
-    return await TEST_DELIVERIES.page(ctx, params)
+        return await deliveries.page(params)
+    return await deliveries.page_of_tests(params)
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:

@@ -175,6 +175,44 @@ class ApprovalActionRecord(NamedTuple):
     created_at: datetime
 
 
+class WebhookEndpointRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    url: str
+    description: str
+    event_types: list[str]
+    enabled: bool
+    secret: str
+    previous_secret: str | None
+    previous_secret_expires_at: datetime | None
+    event_cursor: int
+    failing_since: datetime | None
+    disabled_reason: str | None
+    api_key_id: uuid.UUID | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class WebhookDeliveryRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    webhook_id: str
+    target_url: str
+    event_type: str
+    delivered: bool
+    http_status: int | None
+    error: str | None
+    response_excerpt: str
+    payload: dict[str, Any]
+    api_key_id: uuid.UUID | None
+    created_at: datetime
+    endpoint_id: uuid.UUID | None
+    message_id: uuid.UUID | None
+    event_id: uuid.UUID | None
+    attempt: int | None
+    duration_ms: int | None
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -185,4 +223,6 @@ TYPED: dict[str, type[Any]] = {
     "evidence_item": EvidenceItemRecord,
     "pack_artifact": PackArtifactRecord,
     "approval_action": ApprovalActionRecord,
+    "webhook_endpoint": WebhookEndpointRecord,
+    "webhook_delivery": WebhookDeliveryRecord,
 }
