@@ -213,6 +213,19 @@ class WebhookDeliveryRecord(NamedTuple):
     duration_ms: int | None
 
 
+class LegacyReportRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    title: str
+    reporting_period_start: date | None
+    reporting_period_end: date | None
+    status: str
+    total_co2e_kg: float
+    shipment_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -225,4 +238,5 @@ TYPED: dict[str, type[Any]] = {
     "approval_action": ApprovalActionRecord,
     "webhook_endpoint": WebhookEndpointRecord,
     "webhook_delivery": WebhookDeliveryRecord,
+    "legacy_report": LegacyReportRecord,
 }

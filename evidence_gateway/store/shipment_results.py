@@ -36,9 +36,10 @@ _POSTGRES_ROWS = _ROW_SQL.format(p1="$1", p2="$2")
 _SQLITE_INSERT = (
     f"INSERT INTO shipment_emission ({', '.join(EMISSION_COLUMNS)}) VALUES ({', '.join('?' * len(EMISSION_COLUMNS))})"
 )
-# The values sqlite3 cannot bind as they come from the engine: uuids are stored as hex text.
+# sqlite3 binds uuids as the hex text SQLAlchemy stores: the factor's id is the engine's
+# uuid.UUID (a shipment's id is read back as hex text already, see read_shipments).
 _DATE_AT = SHIPMENT_COLUMNS.index("shipment_date")
-_UUID_AT = tuple(i for i, name in enumerate(RowResult._fields) if name in ("shipment_id", "factor_id"))
+_FACTOR_AT = RowResult._fields.index("factor_id")
 
 
 async def read_shipments(
@@ -65,11 +66,14 @@ async def insert_results(
     """One stored result per shipment row, in chunks, in the session's transaction."""
     driver = await driver_connection(session)
     if db.is_sqlite:
-        run_hex, org_hex = run_id.hex, org_id.hex
+        run_hex, org_hex, at = run_id.hex, org_id.hex, _FACTOR_AT
         for start in range(0, len(rows), INSERT_CHUNK):
             await driver.executemany(
                 _SQLITE_INSERT,
-                [(uuid.uuid4().hex, run_hex, org_hex, *_sqlite_values(r)) for r in rows[start : start + INSERT_CHUNK]],
+                [
+                    (uuid.uuid4().hex, run_hex, org_hex, *r[:at], _hex(r.factor_id), *r[at + 1 :])
+                    for r in rows[start : start + INSERT_CHUNK]
+                ],
             )
         return
     for start in range(0, len(rows), INSERT_CHUNK):
@@ -80,10 +84,5 @@ async def insert_results(
         )
 
 
-def _sqlite_values(row: RowResult) -> list[object]:
-    values: list[object] = list(row)
-    for at in _UUID_AT:
-        value = values[at]
-        if isinstance(value, uuid.UUID):
-            values[at] = value.hex
-    return values
+def _hex(value: uuid.UUID | None) -> str | None:
+    return value.hex if value is not None else None
