@@ -35,7 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.run import _bulk_insert_workspaces, _pg_admin, pg_available  # noqa: E402
 from evidence_gateway.app import create_app  # noqa: E402
 from evidence_gateway.models import Organization, Workspace  # noqa: E402
-from evidence_gateway.resolvers.connections import WORKSPACES  # noqa: E402
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository  # noqa: E402
+
+WORKSPACES = WorkspaceRepository._order
 from evidence_gateway.resolvers.organizations import create_api_key  # noqa: E402
 from evidence_gateway.settings import Settings  # noqa: E402
 from evidence_gateway.store import migrate  # noqa: E402

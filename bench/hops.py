@@ -35,9 +35,9 @@ from evidence_gateway.core.scoping import ORG_PARAM
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import Workspace
 from evidence_gateway.resolvers import organizations
-from evidence_gateway.resolvers.workspaces import WORKSPACES
 from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 WS = SQLModel.metadata.tables["workspace"]
 CONCURRENCY = 8
@@ -76,7 +76,7 @@ async def main(n: int) -> dict[str, Any]:
     order = (WS.c.created_at.desc(), WS.c.id.desc())
     count_q = select(func.count()).select_from(WS).where(scoped)
     orm_page = select(Workspace).where(scoped).order_by(*order).limit(20)
-    page = WORKSPACES._page
+    page = WorkspaceRepository._newest._page
     params = {ORG_PARAM: org, "page_limit": 20, "page_offset": 0}
     compiled = page.compile(dialect=sqlite.dialect(), compile_kwargs={"render_postcompile": True})
     raw_sql = str(compiled)

@@ -78,7 +78,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     worker = Worker(db, settings)
     dispatcher = Dispatcher(db, settings)
     # Other nodes' commits wake this node's dispatcher and subscribers (SQLite: one node).
-    listener = None if db.is_sqlite else wakeups.PgListener(db.url)
+    listener = wakeups.node_listener(db)
     # GraphQL subscriptions: one tail of the event log per organisation with subscribers here.
     subscriptions = SubscriptionHub(db)
     # Read at each scrape of /metrics: pools and subscriptions of this process, queues of all.

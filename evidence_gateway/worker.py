@@ -207,8 +207,7 @@ class Worker:
         async with self.db.read() as session:
             if not (await session.execute(stmt)).first():
                 return []
-        if not self.db.is_sqlite:
-            stmt = stmt.with_for_update(skip_locked=True)
+        stmt = self.db.skip_locked(stmt)
         claimed = []
         async with self.db.write() as session:
             for item_id, org_id, key_id in (await session.execute(stmt)).all():

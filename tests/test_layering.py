@@ -31,7 +31,7 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
             "opentelemetry.exporter.otlp.proto.http.trace_exporter",
             # Our modules that import OpenTelemetry at load.
             P + "web.observability.trace_scrub",
-            P + "web.observability.trace_sql",
+            P + "store.trace_sql",
         )
     },
     (P + "web.observability.graphql", P + "web.observability.graphql_tracing"): (

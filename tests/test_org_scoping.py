@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.exc import StatementError
 
 from evidence_gateway.core import scoping
-from evidence_gateway.resolvers import workspaces
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 from tests.conftest import Api, create_workspace
 
 PACKAGE = Path(__file__).resolve().parent.parent / "evidence_gateway"
@@ -47,7 +47,7 @@ async def test_a_scoped_statement_cannot_run_without_the_callers_organisation(ap
     """The organisation is a bound parameter only scoping.rows fills: the database refuses the
     statement without it, whatever else is bound."""
     db = api.http._transport.app.state.db  # type: ignore[attr-defined]
-    page = workspaces.WORKSPACES._page
+    page = WorkspaceRepository._newest._page
     with pytest.raises(StatementError, match=scoping.ORG_PARAM):
         await db.fetch(page, {"page_limit": 20, "page_offset": 0})
 

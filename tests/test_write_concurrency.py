@@ -170,7 +170,7 @@ async def test_a_change_whose_events_fail_is_not_committed(
     """The change, its events and its idempotent answer commit together or not at all — also when
     SQLite's event insert is queued behind the commit, and when PostgreSQL writes the new row and
     its events as one statement (in the transaction, or alone in autocommit without a key)."""
-    from evidence_gateway.core import events
+    from evidence_gateway.store import event_log as events
 
     monkeypatch.setattr(events, "_SQLITE_APPEND", "INSERT INTO no_such_table VALUES (?)")
     monkeypatch.setattr(events, "_POSTGRES_COUNTER", " broken AS (SELECT 1) SELECT * FROM no_such_table")

@@ -109,7 +109,7 @@ def worker(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        listener = None if db.is_sqlite else wakeups.PgListener(db.url)
+        listener = wakeups.node_listener(db)
         worker, dispatcher = Worker(db, settings), Dispatcher(db, settings)
         tracer_provider = tracing.instrument(db)  # queued work and deliveries, when OTEL_* asks
         if listener is not None:

@@ -25,7 +25,6 @@ from typing import Any
 
 import orjson
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -187,12 +186,9 @@ async def claim(
         "created_at": now,
         "expires_at": now + RETENTION,
     }
-    dialect_insert = sqlite.insert if db.is_sqlite else postgresql.insert
     table = table_of(IdempotencyRecord)
     async with db.write() as session:
-        inserted = await session.execute(
-            dialect_insert(table).values(**fresh).on_conflict_do_nothing().returning(table.c.key)
-        )
+        inserted = await session.execute(db.insert_or_nothing(table).values(**fresh).returning(table.c.key))
         if inserted.first() is not None:
             return Claim(org_id, key, print_, graphql=graphql)
         record = await _load(session, org_id, key)

@@ -11,14 +11,12 @@ from __future__ import annotations
 import logging
 import secrets
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
 
 from evidence_gateway.models import InstanceSecret
+from evidence_gateway.models.base import table_of
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
 
@@ -36,10 +34,9 @@ async def signing_key(db: Database, settings: Settings) -> str:
     if settings.secret_key:
         return settings.secret_key
     candidate = _earlier_dev_secret(settings.database_url) or secrets.token_hex(32)
-    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
     async with db.write() as session:
         made = await session.execute(
-            insert(InstanceSecret).values(name=SIGNING_KEY, value=candidate).on_conflict_do_nothing()
+            db.insert_or_nothing(table_of(InstanceSecret)).values(name=SIGNING_KEY, value=candidate)
         )
         stored = await session.execute(select(col(InstanceSecret.value)).where(col(InstanceSecret.name) == SIGNING_KEY))
         value = str(stored.scalar_one())

@@ -41,10 +41,11 @@ from evidence_gateway.core import wakeups
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import cursor_of
 from evidence_gateway.errors import DomainError
-from evidence_gateway.models import Event, ReportPack
+from evidence_gateway.models import Event
 from evidence_gateway.resolvers import packs
 from evidence_gateway.resolvers import subscriptions as feed
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import ReportPackRecord
 from evidence_gateway.web.observability import tracing
 
 log = logging.getLogger(__name__)
@@ -310,7 +311,7 @@ async def follow_events(
             raise type(ended)(message, after=cursor_of(position)) from None
 
 
-async def follow_pack(hub: SubscriptionHub, ctx: Ctx, pack_id: Any) -> AsyncGenerator[ReportPack, None]:
+async def follow_pack(hub: SubscriptionHub, ctx: Ctx, pack_id: Any) -> AsyncGenerator[ReportPackRecord, None]:
     """The pack as it is now, then again after each of its ``pack.*`` events.
 
     The log's end is read before the pack, so a change committed in between is yielded once

@@ -15,7 +15,8 @@ from evidence_gateway.auth import Scope
 from evidence_gateway.core import events, idempotency, wakeups
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType, PendingEvent
-from evidence_gateway.models.base import bind_processors, table_of
+from evidence_gateway.models.base import table_of
+from evidence_gateway.store import event_log
 from evidence_gateway.store.db import has_run_anything
 from evidence_gateway.store.records import new_record
 from evidence_gateway.web.observability import metrics
@@ -29,7 +30,7 @@ class UnitOfWork:
         self.ctx = ctx
         self.events: list[PendingEvent] = []
         self._result: Any = _NO_RESULT
-        self._new_row: events.NewRow | None = None
+        self._new_row: event_log.NewRow | None = None
 
     def emit(
         self,
@@ -45,16 +46,12 @@ class UnitOfWork:
 
     def insert(self, model: Any, **values: Any) -> Any:
         """The change's one new row of ``model``, without an ORM entity: returned as a record (read
-        by attribute like the entity) and written with the change's events (see events.append).
+        by attribute like the entity) and written with the change's events (see event_log.append).
         Creates are the hottest writes, and the entity was a tenth of one's CPU."""
         if self._new_row is not None:
             raise RuntimeError("a unit of work inserts at most one row this way")
         record = new_record(model, values)
-        table = table_of(model)
-        processors = _processors_of(table, self.ctx.db.engine.dialect)
-        self._new_row = events.NewRow(
-            table, tuple(v if p is None else p(v) for p, v in zip(processors, record, strict=True))
-        )
+        self._new_row = event_log.new_row(self.ctx.db, table_of(model), record)
         return record
 
     def respond(self, result: Any, *, shown_once: tuple[str, ...] = ()) -> None:
@@ -86,20 +83,20 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
             # The resolver's rows go first: on PostgreSQL the event counter's row lock is then held
             # only for the append and the commit (it orders every writer of the organisation).
             inserted = uow._new_row
-            new_row = inserted if inserted is not None else _single_new_row(session)
+            new_row = inserted if inserted is not None else event_log.single_new_row(session)
             idempotent = uow.responded and ctx.idempotency is not None
             # PostgreSQL, nothing read or written yet: the row and its events are the whole change.
             alone = (
                 new_row is not None
                 and bool(uow.events)
                 and not idempotent
-                and not ctx.db.is_sqlite
+                and event_log.appends_alone(ctx.db)
                 and not has_run_anything(session)
                 and not _pending(session)
             )
             if alone:
                 assert new_row is not None
-                await events.append_alone(
+                await event_log.append_alone(
                     ctx.db, ctx.org_id, uow.events, new_row, actor=ctx.actor, request_id=ctx.request_id
                 )
             if not alone:
@@ -108,13 +105,13 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
                 if idempotent:
                     assert ctx.idempotency is not None
                     await idempotency.complete(session, ctx.idempotency, uow._result)
-                queued = await events.append(
+                queued = await event_log.append(
                     session,
+                    ctx.db,
                     ctx.org_id,
                     uow.events,
                     actor=ctx.actor,
                     request_id=ctx.request_id,
-                    is_sqlite=ctx.db.is_sqlite,
                     new_row=new_row,
                 )
     except BaseException:
@@ -135,38 +132,3 @@ async def unit_of_work(ctx: Ctx) -> AsyncIterator[UnitOfWork]:
 def _pending(session: AsyncSession) -> bool:
     sync = session.sync_session
     return bool(sync.new or sync.dirty or sync.deleted)
-
-
-def _single_new_row(session: AsyncSession) -> events.NewRow | None:
-    """A change that only adds one row (a created workspace, evidence item, delivery): the row,
-    to write in the statement that appends the events, instead of an ORM flush.
-
-    Creates are the hottest writes. On SQLite a flush through the async adapter costs three hops
-    to the driver's thread (cursor, execute, close), the queued INSERT none of its own; on
-    PostgreSQL it costs a round trip. Values go through the column types' own bind processors,
-    so the row is stored exactly as the ORM would store it. Anything else flushes as usual.
-    """
-    sync = session.sync_session
-    if len(sync.new) != 1 or sync.dirty or sync.deleted:
-        return None
-    (obj,) = sync.new
-    table = getattr(type(obj), "__table__", None)
-    if table is None:
-        return None
-    processors = _processors_of(table, sync.get_bind().dialect)
-    values = []
-    for column, process in zip(table.columns, processors, strict=True):
-        value = getattr(obj, column.key)
-        values.append(process(value) if process is not None else value)
-    sync.expunge(obj)
-    return events.NewRow(table, tuple(values))
-
-
-_PROCESSORS: dict[tuple[Any, str], list[Any]] = {}
-
-
-def _processors_of(table: Any, dialect: Any) -> list[Any]:
-    cached = _PROCESSORS.get((table, dialect.name))
-    if cached is None:
-        cached = _PROCESSORS[(table, dialect.name)] = bind_processors(table, dialect)
-    return cached

@@ -19,14 +19,11 @@ import logging
 import uuid
 from collections.abc import Callable
 
-import asyncpg
-from sqlalchemy.engine import make_url
+from evidence_gateway.store import notifications
+from evidence_gateway.store.db import Database
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "evidence_events"
-# Between attempts to re-open a lost LISTEN connection (listeners keep polling meanwhile).
-RECONNECT_SECONDS = 1.0
 
 Listener = Callable[[uuid.UUID | None], None]
 
@@ -57,16 +54,11 @@ def _from_payload(payload: str) -> uuid.UUID | None:
         return None
 
 
-def _setter(event: asyncio.Event) -> Callable[[object], None]:
-    return lambda _connection: event.set()
-
-
 class PgListener:
     """One ``LISTEN evidence_events`` connection for this node, re-opened when it drops."""
 
     def __init__(self, database_url: str) -> None:
-        url = make_url(database_url).set(drivername="postgresql")
-        self._dsn = url.render_as_string(hide_password=False)
+        self._url = database_url
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -84,27 +76,15 @@ class PgListener:
                 await self._task
 
     async def _run(self) -> None:
-        def on_notify(_conn: object, _pid: int, _channel: str, payload: str) -> None:
-            published(_from_payload(payload))
+        def listening() -> None:
+            self._ready.set()
+            # Anything committed while we were not listening: everyone looks once.
+            published(None)
 
-        while True:
-            connection = None
-            try:
-                connection = await asyncpg.connect(self._dsn)
-                lost = asyncio.Event()
-                connection.add_termination_listener(_setter(lost))
-                await connection.add_listener(CHANNEL, on_notify)
-                self._ready.set()
-                # Anything committed while we were not listening: everyone looks once.
-                published(None)
-                await lost.wait()
-                log.warning("LISTEN connection lost; re-opening")
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("LISTEN %s failed (%s); retrying in %ss", CHANNEL, exc, RECONNECT_SECONDS)
-            finally:
-                if connection is not None and not connection.is_closed():
-                    with contextlib.suppress(Exception):
-                        await asyncio.shield(connection.close(timeout=2))
-            await asyncio.sleep(RECONNECT_SECONDS)
+        await notifications.listen_forever(self._url, lambda payload: published(_from_payload(payload)), listening)
+
+
+def node_listener(db: Database) -> PgListener | None:
+    """This node's listener for other nodes' commits; None where no other node can share the
+    database (SQLite)."""
+    return PgListener(db.url) if notifications.listens(db) else None

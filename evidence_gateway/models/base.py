@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Dialect, Table
+from sqlalchemy import JSON, BigInteger, Column, Table
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.core.timeutil import utcnow
@@ -50,18 +49,6 @@ def counter_field(start: int = 0, *, big: bool = False) -> Any:
     return Field(default=start, nullable=False, sa_column_kwargs={"server_default": str(start)})
 
 
-def bind_processors(table: Table, dialect: Dialect) -> list[Callable[[Any], Any] | None]:
-    """Each column's bind processor on ``dialect``, in table order: what turns a Python value into
-    the stored one. For statements that skip SQLAlchemy's compiler (driver-level inserts), so a
-    row is stored exactly as the ORM and Core store it.
-
-    The dialect's own implementation of each type: the generic type's ``bind_processor`` lacks
-    it (a SQLite timestamp went to the driver as a datetime, and sqlite3 stored it with a
-    ``+00:00`` SQLAlchemy never writes).
-    """
-    return [column.type.dialect_impl(dialect).bind_processor(dialect) for column in table.columns]
-
-
 def table_of(model: type[SQLModel] | Table) -> Table:
     """The Core table of a table model (a table is its own), for statements that bypass the ORM:
     built-once reads, bulk inserts, upserts.
@@ -76,7 +63,6 @@ def table_of(model: type[SQLModel] | Table) -> Table:
 
 __all__ = [
     "NAMING_CONVENTION",
-    "bind_processors",
     "counter_field",
     "created_field",
     "datetime",

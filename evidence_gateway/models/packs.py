@@ -6,10 +6,10 @@ import enum
 import uuid
 from datetime import datetime
 
-from sqlalchemy import DDL, BigInteger, Column, Index, LargeBinary, UniqueConstraint, event
+from sqlalchemy import BigInteger, Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk, table_of
+from evidence_gateway.models.base import counter_field, created_field, id_field, org_fk
 
 
 class PackStatus(enum.StrEnum):
@@ -136,15 +136,6 @@ class ArtifactContentChunk(SQLModel, table=True):
     artifact_id: uuid.UUID = Field(foreign_key="pack_artifact.id", primary_key=True)
     seq: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-
-
-# Stored uncompressed, as SQLite stores BLOBs (migration 0008 does the same when upgrading):
-# TOAST's default pglz compression made storing a 50,000-row pack take 2.5 s instead of 0.4 s.
-event.listen(
-    table_of(ArtifactContentChunk),
-    "after_create",
-    DDL("ALTER TABLE artifact_content_chunk ALTER COLUMN data SET STORAGE EXTERNAL").execute_if(dialect="postgresql"),
-)
 
 
 class ApprovalAction(SQLModel, table=True):

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from evidence_gateway.core import signing
 from evidence_gateway.models import PackArtifact
-from evidence_gateway.packs import store
 from evidence_gateway.settings import Settings
+from evidence_gateway.store import artifact_files as store
 from evidence_gateway.store.db import Database
 
 

@@ -16,7 +16,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import (
     ArtifactType,
@@ -25,26 +24,29 @@ from evidence_gateway.models import (
     PackArtifact,
     ReportPack,
 )
+from evidence_gateway.store.record_types import (
+    CalculationRunRecord,
+    DataQualityAssessmentRecord,
+    PackArtifactRecord,
+    ReportPackRecord,
+)
+from evidence_gateway.store.repositories.packs import ReportPackRepository
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
 
 @dataclass(frozen=True, slots=True)
 class PackDetail:
-    pack: ReportPack
-    artifacts: list[PackArtifact]
-    calculation_run: CalculationRun | None = None
-    quality_assessment: DataQualityAssessment | None = None
+    pack: ReportPack | ReportPackRecord
+    artifacts: list[PackArtifact] | list[PackArtifactRecord]
+    calculation_run: CalculationRun | CalculationRunRecord | None = None
+    quality_assessment: DataQualityAssessment | DataQualityAssessmentRecord | None = None
 
 
 async def load_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID, *, for_write: bool = False) -> ReportPack:
     """The only way to reach a pack: another organisation's id is simply not found. The id is
     parsed by the resolver that received it (resolvers/validation.parse_id)."""
-    stmt = select(ReportPack).where(col(ReportPack.id) == pack_id, owned_by(ctx, ReportPack))
-    if for_write:
-        # Re-read under the lock even if this session already holds the row.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    pack = (await session.execute(stmt)).scalar_one_or_none()
+    pack = await ReportPackRepository(ctx).load(session, pack_id, for_update=for_write)
     if pack is None:
         raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
     return pack

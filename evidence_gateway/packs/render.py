@@ -24,7 +24,7 @@ from evidence_gateway.artifacts.data import PackData, ShipmentLine
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.models import PackArtifact
 from evidence_gateway.packs.rows import pages
-from evidence_gateway.packs.store import store_file
+from evidence_gateway.store.artifact_files import store_file
 
 SPOOL_BYTES = 1024 * 1024
 QUEUE_PAGES = 2

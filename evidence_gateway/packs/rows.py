@@ -11,13 +11,14 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, Table, select
 from sqlmodel import col
 
 from evidence_gateway.artifacts.data import ShipmentLine
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import Shipment, ShipmentEmission
+from evidence_gateway.models.base import table_of
 
 ROW_CHUNK = 2_000
 
@@ -41,42 +42,23 @@ def pages(
             after = page[-1].row_index
 
 
-# Any: SQLModel types class attributes as their values, and select() has no overload for 34 of those.
-_ROW_COLUMNS: tuple[Any, ...] = (
-    Shipment.row_index,
-    Shipment.id,
-    Shipment.external_id,
-    Shipment.mode,
-    Shipment.origin,
-    Shipment.destination,
-    Shipment.shipment_date,
-    Shipment.distance_km,
-    Shipment.distance_source,
-    Shipment.distance_type,
-    Shipment.mass_tonnes,
-    Shipment.fuel_type,
-    Shipment.fuel_amount,
-    Shipment.vehicle_payload_tonnes,
-    Shipment.fuel_allocation_share,
-    Shipment.carrier_intensity_g_per_tkm,
-    Shipment.carrier_intensity_basis,
-    ShipmentEmission.included,
-    ShipmentEmission.data_tier,
-    ShipmentEmission.data_category,
-    ShipmentEmission.distance_type,
-    ShipmentEmission.activity_distance_km,
-    ShipmentEmission.tonne_km,
-    ShipmentEmission.allocation_share,
-    ShipmentEmission.co2e_ttw_kg,
-    ShipmentEmission.co2e_wtt_kg,
-    ShipmentEmission.co2e_wtw_kg,
-    ShipmentEmission.co2e_kg,
-    ShipmentEmission.intensity_g_per_tkm,
-    ShipmentEmission.factor_id,
-    ShipmentEmission.estimated_co2e_ttw_kg,
-    ShipmentEmission.estimated_co2e_wtw_kg,
-    ShipmentEmission.flags,
-    ShipmentEmission.method_notes,
+# Bound by name: each ShipmentLine field is the shipment's column of that name up to
+# ``included``, the stored result's after it, except where the names differ below; the two the
+# page adds itself (its batch, the factor's reference) are not read.
+_SHIPMENT: Table = table_of(Shipment)
+_EMISSION: Table = table_of(ShipmentEmission)
+_RENAMED = {"shipment_id": "id", "distance_type_used": "distance_type"}
+_ADDED = ("import_batch_id", "factor_ref")
+_FIRST_RESULT = ShipmentLine._fields.index("included")
+
+
+def _column(at: int, name: str) -> ColumnElement[Any]:
+    table = _SHIPMENT if at < _FIRST_RESULT else _EMISSION
+    return table.c[_RENAMED.get(name, name)].label(name)
+
+
+ROW_COLUMNS: tuple[ColumnElement[Any], ...] = tuple(
+    _column(at, name) for at, name in enumerate(ShipmentLine._fields) if name not in _ADDED
 )
 
 
@@ -89,7 +71,7 @@ async def _row_page(
     SQLite sort every remaining row per page (quadratic over 50,000 rows).
     """
     stmt = (
-        select(*_ROW_COLUMNS)
+        select(*ROW_COLUMNS)
         .select_from(ShipmentEmission)
         .join(
             Shipment,
@@ -109,9 +91,5 @@ async def _row_page(
         result = await session.execute(stmt)
         # factor_ref names the factor row the result used (the methodology statement lists it).
         return [
-            ShipmentLine._make((batch_id, *row, refs.get(row[_FACTOR_AT]) if row[_FACTOR_AT] else None))
-            for row in result
+            ShipmentLine._make((batch_id, *row, refs.get(row.factor_id) if row.factor_id else None)) for row in result
         ]
-
-
-_FACTOR_AT = ShipmentLine._fields.index("factor_id") - 1  # the row has no import_batch_id

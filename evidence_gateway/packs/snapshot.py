@@ -27,6 +27,7 @@ from evidence_gateway.artifacts.data import (
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.scoping import owned_by
+from evidence_gateway.errors import InternalError
 from evidence_gateway.models import (
     ApiKey,
     CalculationRun,
@@ -40,8 +41,10 @@ from evidence_gateway.models import (
     MethodologyProfile,
     ReportPack,
     Shipment,
-    Workspace,
 )
+from evidence_gateway.store.repositories.calculations import AssessmentRepository
+from evidence_gateway.store.repositories.imports import ImportBatchRepository
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
 async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tuple[list[ImportBatch], PackData]:
@@ -51,9 +54,9 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
     report, creation time and event sequence), so rendering now or later from a queue gives
     the same files.
     """
-    workspace = (
-        await session.execute(select(Workspace).where(col(Workspace.id) == pack.workspace_id, owned_by(ctx, Workspace)))
-    ).scalar_one()
+    workspace = await WorkspaceRepository(ctx).load(session, pack.workspace_id)
+    if workspace is None:  # a pack's workspace is never deleted
+        raise InternalError("the workspace of the pack is gone", pack_id=str(pack.id))
     run = (
         await session.execute(
             select(CalculationRun).where(
@@ -62,7 +65,7 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
         )
     ).scalar_one()
     assessment = (
-        await session.get(DataQualityAssessment, pack.data_quality_assessment_id)
+        await AssessmentRepository(ctx).load(session, pack.data_quality_assessment_id)
         if pack.data_quality_assessment_id
         else None
     )
@@ -75,19 +78,9 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
         if pack.legacy_report_id
         else None
     )
-    imports = list(
-        (
-            await session.execute(
-                select(ImportBatch)
-                .where(
-                    col(ImportBatch.workspace_id) == workspace.id,
-                    owned_by(ctx, ImportBatch),
-                    # The run's imports: any later one would have superseded it (data_version).
-                    col(ImportBatch.created_at) <= (run.completed_at or run.created_at),
-                )
-                .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
-            )
-        ).scalars()
+    # The run's imports: any later one would have superseded it (data_version).
+    imports = await ImportBatchRepository(ctx).in_import_order(
+        session, workspace.id, until=run.completed_at or run.created_at
     )
     snapshot = PackData(
         workspace=WorkspaceInfo(

@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field
-from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import readable
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import Conflict, NotFound, Unauthenticated
@@ -21,6 +19,8 @@ from evidence_gateway.read_models.representation import pack_json
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
 from evidence_gateway.resolvers.workspaces import load_writable_workspace, move_workspace
+from evidence_gateway.store.record_types import ApprovalActionRecord
+from evidence_gateway.store.repositories.packs import ApprovalRepository
 
 # action -> (statuses it may start from, status it leads to)
 TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
@@ -138,13 +138,9 @@ async def record_approval(ctx: Ctx, pack_id: Any, data: Any) -> ApprovalResult:
     return result
 
 
-async def get_approval(ctx: Ctx, action_id: Any) -> ApprovalAction:
+async def get_approval(ctx: Ctx, action_id: Any) -> ApprovalActionRecord:
     """One recorded approval action of the caller's organisation (the Location of a new one)."""
-    aid = parse_id(action_id, "approval action")
-    async with ctx.db.read() as session:
-        found = (
-            await session.execute(readable(ctx, ApprovalAction).where(col(ApprovalAction.id) == aid))
-        ).scalar_one_or_none()
+    found = await ApprovalRepository(ctx).get(parse_id(action_id, "approval action"))
     if found is None:
         raise NotFound("approval action not found", resource="approval_action", id=str(action_id))
     return found

@@ -13,21 +13,19 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import date
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.calculation import ENGINE_VERSION, RowResult, ShipmentInput, calculate, rerun_hash
+from evidence_gateway.calculation import ENGINE_VERSION, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
 from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
-from evidence_gateway.core.scoping import owned_by, readable
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InternalError, NotFound
@@ -42,20 +40,24 @@ from evidence_gateway.models import (
     WorkspaceStatus,
 )
 from evidence_gateway.read_models.representation import assessment_json, run_json
-from evidence_gateway.resolvers import batch, legacy, methodology
+from evidence_gateway.resolvers import legacy, methodology
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.resolvers.workspaces import (
+    get_workspace,
     load_workspace,
     load_writable_workspace,
     move_workspace,
     periods_overlap,
 )
-from evidence_gateway.store.db import Database, driver_connection, rows_changed
+from evidence_gateway.store import shipment_results
+from evidence_gateway.store.db import Database, rows_changed
+from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
+from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.imports import ImportBatchRepository
 
 log = logging.getLogger(__name__)
 
-INSERT_CHUNK = 5_000
 NO_LEGACY = "no compatible legacy report available"
 _IMPORT_META = (
     "source_row_count",
@@ -160,12 +162,7 @@ async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
 
 
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
-    rows = await session.execute(
-        select(ImportBatch)
-        .where(col(ImportBatch.workspace_id) == workspace_id, owned_by(ctx, ImportBatch))
-        .order_by(col(ImportBatch.created_at).asc(), col(ImportBatch.id).asc())
-    )
-    return list(rows.scalars())
+    return await ImportBatchRepository(ctx).in_import_order(session, workspace_id)
 
 
 async def _legacy_for(
@@ -191,9 +188,9 @@ async def _legacy_for(
 async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     # One snapshot: the data_version recorded is exactly the one the rows were read at.
     async with ctx.db.snapshot() as session:
-        run = (
-            await session.execute(readable(ctx, CalculationRun).where(col(CalculationRun.id) == run_id))
-        ).scalar_one()
+        run = await CalculationRunRepository(ctx).load(session, run_id)
+        if run is None:
+            raise InternalError("the calculation run is gone", run_id=str(run_id))
         workspace = await load_workspace(session, ctx, run.workspace_id)
         data_version = workspace.data_version
         profile = await session.get(MethodologyProfile, run.methodology_profile_id)
@@ -202,7 +199,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         chosen = await legacy.load_legacy_report(session, ctx, run.legacy_report_id) if run.legacy_report_id else None
         factor_set = await methodology.load_factor_set(session, profile)
         imports = await _imports(session, ctx, run.workspace_id)
-        rows = await _read_rows(session, ctx, run.workspace_id)
+        rows = await shipment_results.read_shipments(ctx.db, session, ctx.org_id, run.workspace_id)
     inputs: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
         "methodology_profile_id": str(profile.id),
@@ -278,7 +275,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         workspace = await load_workspace(session, ctx, run.workspace_id, for_write=True)
         current = await _held_run(session, run_id)
         if result is not None:
-            await _insert_emissions(session, ctx, run_id, result.rows)
+            await shipment_results.insert_results(ctx.db, session, ctx.org_id, run_id, result.rows)
         is_latest = workspace.data_version == data_version and not await _newer_run_completed(
             session, workspace, current
         )
@@ -342,72 +339,6 @@ def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
     }
 
 
-# Rows go through the driver directly: SQLAlchemy's per-value bind processing cost ~1.6 s per
-# 50,000 rows on SQLite; sqlite3 executemany / asyncpg COPY take a tenth of that. Same
-# connection, so the same transaction as the rest of the run.
-_ROW_SQL = (
-    "SELECT s.id, s.row_index, s.mode, s.distance_km, s.mass_tonnes, s.fuel_type, s.fuel_amount, "
-    "s.carrier_intensity_g_per_tkm, s.distance_source, s.carrier_intensity_basis, s.vehicle_payload_tonnes, "
-    "s.fuel_allocation_share, s.distance_type, s.shipment_date FROM shipment s "
-    "JOIN import_batch b ON b.id = s.import_batch_id "
-    "WHERE s.workspace_id = {p1} AND s.org_id = {p2} ORDER BY b.created_at, b.id, s.row_index"
-)
-_EMISSION_COLUMNS = (
-    "id", "calculation_run_id", "shipment_id", "org_id", "row_index", "included", "data_tier", "tonne_km",
-    "co2e_kg", "intensity_g_per_tkm", "flags", "co2e_ttw_kg", "co2e_wtt_kg", "co2e_wtw_kg", "data_category",
-    "distance_type", "activity_distance_km", "allocation_share", "factor_id", "estimated_co2e_ttw_kg",
-    "estimated_co2e_wtw_kg", "method_notes",
-)  # fmt: skip
-_FACTOR_AT = RowResult._fields.index("factor_id")
-
-
-async def _read_rows(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ShipmentInput]:
-    """Shipment rows in import order (ids stay in the driver's form: hex text on SQLite)."""
-    driver = await driver_connection(session)
-    if ctx.db.is_sqlite:
-        cursor = await driver.execute(_ROW_SQL.format(p1="?", p2="?"), (workspace_id.hex, ctx.org_id.hex))
-        fetched = await cursor.fetchall()
-        await cursor.close()
-    else:
-        fetched = await driver.fetch(_ROW_SQL.format(p1="$1", p2="$2"), workspace_id, ctx.org_id)
-    if ctx.db.is_sqlite:
-        # sqlite3 hands back the DATE column as text; the engine compares dates.
-        return [ShipmentInput._make((*r[:-1], date.fromisoformat(r[-1]) if r[-1] else None)) for r in fetched]
-    return [ShipmentInput(*r) for r in fetched]
-
-
-async def _insert_emissions(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID, rows: list[Any]) -> None:
-    """One stored result per shipment row, in chunks; no ORM object per row."""
-    driver = await driver_connection(session)
-    if ctx.db.is_sqlite:
-        sql = (
-            f"INSERT INTO shipment_emission ({', '.join(_EMISSION_COLUMNS)}) "
-            f"VALUES ({', '.join('?' * len(_EMISSION_COLUMNS))})"
-        )
-        run_hex, org_hex, at = run_id.hex, ctx.org_id.hex, _FACTOR_AT
-        for start in range(0, len(rows), INSERT_CHUNK):
-            await driver.executemany(
-                sql,
-                [
-                    (
-                        uuid.uuid4().hex, run_hex, r[0], org_hex, r[1], 1 if r[2] else 0, *r[3:at],
-                        r[at].hex if r[at] is not None else None, *r[at + 1 :],
-                    )
-                    for r in rows[start : start + INSERT_CHUNK]
-                ],
-            )  # fmt: skip
-        return
-    org_id = ctx.org_id
-    for start in range(0, len(rows), INSERT_CHUNK):
-        await driver.copy_records_to_table(
-            "shipment_emission",
-            records=[
-                (uuid.uuid4(), run_id, r[0], org_id, r[1], r[2], *r[3:]) for r in rows[start : start + INSERT_CHUNK]
-            ],
-            columns=_EMISSION_COLUMNS,
-        )
-
-
 def _failing(run_id: uuid.UUID, message: str, *, expired_only: bool) -> Any:
     stmt = update(CalculationRun).where(
         col(CalculationRun.id) == run_id, col(CalculationRun.status) == RunStatus.running.value
@@ -465,61 +396,38 @@ async def fail_run_plainly(db: Database, run_id: uuid.UUID, message: str) -> boo
     return False
 
 
-async def get_run(ctx: Ctx, run_id: Any) -> CalculationRun:
+async def get_run(ctx: Ctx, run_id: Any) -> CalculationRunRecord:
     """One run of the caller's organisation (the Location of an accepted calculation)."""
-    rid = parse_id(run_id, "calculation run")
-    async with ctx.db.read() as session:
-        found = (
-            await session.execute(readable(ctx, CalculationRun).where(col(CalculationRun.id) == rid))
-        ).scalar_one_or_none()
+    found = await CalculationRunRepository(ctx).get(parse_id(run_id, "calculation run"))
     if found is None:
         raise NotFound("calculation run not found", resource="calculation_run", id=str(run_id))
     return found
 
 
-async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessment | None:
-    async with ctx.db.read() as session:
-        return (
-            await session.execute(
-                select(DataQualityAssessment).where(
-                    col(DataQualityAssessment.calculation_run_id) == run_id,
-                    owned_by(ctx, DataQualityAssessment),
-                )
-            )
-        ).scalar_one_or_none()
+async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessmentRecord | None:
+    return await AssessmentRepository(ctx).of_run(run_id)
 
 
 # ---- reads ------------------------------------------------------------------------------------
 
 
-async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessment:
+async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessmentRecord:
     """Latest assessment of the workspace; 404 before the first completed run."""
-    async with ctx.db.read() as session:
-        workspace = await load_workspace(session, ctx, workspace_id)
-        found = (
-            await session.execute(
-                select(DataQualityAssessment)
-                .where(
-                    col(DataQualityAssessment.workspace_id) == workspace.id,
-                    owned_by(ctx, DataQualityAssessment),
-                )
-                .order_by(col(DataQualityAssessment.assessed_at).desc(), col(DataQualityAssessment.id).desc())
-                .limit(1)
-            )
-        ).scalar_one_or_none()
+    workspace = await get_workspace(ctx, workspace_id)
+    found = await AssessmentRepository(ctx).latest_of_workspace(workspace.id)
     if found is None:
         raise NotFound("no quality assessment yet", resource="quality_assessment", workspace_id=str(workspace.id))
     return found
 
 
-async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
-    return await batch.one_per_key(ctx, CalculationRun, CalculationRun.id, ids)
+async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRunRecord]:
+    return await CalculationRunRepository(ctx).get_many(ids)
 
 
-async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRunRecord]]:
     """Every run of each workspace, newest first."""
-    return await batch.grouped_by_key(ctx, CalculationRun, CalculationRun.workspace_id, ids, *batch.NEWEST)
+    return await CalculationRunRepository(ctx).of_workspaces(ids)
 
 
-async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
-    return await batch.one_per_key(ctx, DataQualityAssessment, DataQualityAssessment.calculation_run_id, ids)
+async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessmentRecord]:
+    return await AssessmentRepository(ctx).of_runs(ids)

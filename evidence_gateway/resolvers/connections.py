@@ -10,62 +10,56 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlmodel import col
-
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import NotFound
-from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
+from evidence_gateway.models import Event
 from evidence_gateway.resolvers.events import as_seen_by
-from evidence_gateway.resolvers.evidence import scoped_workspace
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.store.record_types import (
+    CalculationRunRecord,
+    EvidenceItemRecord,
+    ReportPackRecord,
+    WorkspaceRecord,
+)
+from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
+from evidence_gateway.store.repositories.packs import ReportPackRepository
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 # Newest first like the REST lists, each served by an index on (scope, time, id):
 # migrations 0007_keyset_indexes.
-WORKSPACES = Order.newest_first("workspace", Workspace)
-PACKS = Order.newest_first("pack", ReportPack)
-RUNS = Order.newest_first("run", CalculationRun)
-EVIDENCE_ITEMS = Order.newest_first("evidence_item", EvidenceItem, "uploaded_at")
 # The log's own order, oldest first: sequence is unique per organisation (uq_event_org_sequence).
 EVENTS = Order.ascending_by("event", Event.sequence)
 
 
-async def workspaces(ctx: Ctx, **relay: Any) -> Slice[Workspace]:
+async def workspaces(ctx: Ctx, **relay: Any) -> Slice[WorkspaceRecord]:
     """The caller's workspaces, newest first."""
-    scoped = [owned_by(ctx, Workspace)]
-    return await keyset_slice(ctx.db, Workspace, scoped, WORKSPACES, window(WORKSPACES, **relay))
+    return await WorkspaceRepository(ctx).slice(**relay)
 
 
 async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
     wid = parse_id(workspace_id, "workspace")
-    async with ctx.db.read() as session:
-        if await scoped_workspace(session, ctx, wid) is None:
-            raise NotFound("workspace not found", resource="workspace", id=str(wid))
+    if await WorkspaceRepository(ctx).get(wid) is None:
+        raise NotFound("workspace not found", resource="workspace", id=str(wid))
     return wid
 
 
-async def packs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPack]:
+async def packs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPackRecord]:
     """Every pack version of one of the caller's workspaces, newest first."""
-    win = window(PACKS, **relay)
-    scoped = [owned_by(ctx, ReportPack), col(ReportPack.workspace_id) == workspace_id]
-    return await keyset_slice(ctx.db, ReportPack, scoped, PACKS, win)
+    return await ReportPackRepository(ctx).slice_of_workspace(workspace_id, **relay)
 
 
-async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[CalculationRun]:
+async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[CalculationRunRecord]:
     """Every calculation run of one of the caller's workspaces (completed, failed, running), newest first."""
-    win = window(RUNS, **relay)
-    scoped = [owned_by(ctx, CalculationRun), col(CalculationRun.workspace_id) == workspace_id]
-    return await keyset_slice(ctx.db, CalculationRun, scoped, RUNS, win)
+    return await CalculationRunRepository(ctx).slice_of_workspace(workspace_id, **relay)
 
 
-async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItem]:
+async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItemRecord]:
     """The caller's evidence items, newest first; optionally one workspace's (NotFound if not theirs)."""
-    win = window(EVIDENCE_ITEMS, **relay)
-    scoped = [owned_by(ctx, EvidenceItem)]
-    if workspace_id is not None:
-        scoped.append(col(EvidenceItem.workspace_id) == await _own_workspace(ctx, workspace_id))
-    return await keyset_slice(ctx.db, EvidenceItem, scoped, EVIDENCE_ITEMS, win)
+    wid = await _own_workspace(ctx, workspace_id) if workspace_id is not None else None
+    return await EvidenceItemRepository(ctx).slice_of(wid, **relay)
 
 
 async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:

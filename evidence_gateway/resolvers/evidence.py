@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StringConstraints
-from sqlalchemy import Row, func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -31,9 +31,11 @@ from evidence_gateway.models import (
     WorkspaceStatus,
 )
 from evidence_gateway.read_models.representation import evidence_item_json
-from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.store.record_types import EvidenceItemRecord
+from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 EvidenceTypeName = Annotated[str, OneOf(EvidenceType)]
 VerificationName = Annotated[str, OneOf(VerificationStatus)]
@@ -155,9 +157,7 @@ def _derived_scope(p: EvidenceCreate) -> str:
 
 
 async def scoped_workspace(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> Workspace | None:
-    return (
-        await session.execute(readable(ctx, Workspace).where(col(Workspace.id) == workspace_id))
-    ).scalar_one_or_none()
+    return await WorkspaceRepository(ctx).load(session, workspace_id)
 
 
 async def scoped_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID) -> ReportPack | None:
@@ -249,12 +249,8 @@ async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
     return item
 
 
-async def get_evidence_item(ctx: Ctx, item_id: Any) -> EvidenceItem:
-    iid = parse_id(item_id, "evidence item")
-    async with ctx.db.read() as session:
-        item = (
-            await session.execute(readable(ctx, EvidenceItem).where(col(EvidenceItem.id) == iid))
-        ).scalar_one_or_none()
+async def get_evidence_item(ctx: Ctx, item_id: Any) -> EvidenceItemRecord:
+    item = await EvidenceItemRepository(ctx).get(parse_id(item_id, "evidence item"))
     if item is None:
         raise NotFound("evidence item not found", resource="evidence_item", id=str(item_id))
     return item
@@ -264,36 +260,22 @@ class _ListFilter(StrictInput):
     workspace_id: UUIDField | None = None
 
 
-async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = None) -> Page[EvidenceItem]:
+async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = None) -> Page[EvidenceItemRecord]:
     """Newest first; optionally one workspace's items (unknown or foreign workspace: 404)."""
     wid = parse(_ListFilter, {"workspace_id": workspace_id}).workspace_id
-    scoped = [owned_by(ctx, EvidenceItem)]
-    async with ctx.db.read() as session:
-        if wid is not None:
-            if await scoped_workspace(session, ctx, wid) is None:
-                raise NotFound("workspace not found", resource="workspace", id=str(wid))
-            scoped.append(col(EvidenceItem.workspace_id) == wid)
-        total = (await session.execute(select(func.count()).select_from(EvidenceItem).where(*scoped))).scalar_one()
-        rows = await session.execute(
-            select(EvidenceItem)
-            .where(*scoped)
-            .order_by(col(EvidenceItem.uploaded_at).desc(), col(EvidenceItem.id).desc())
-            .limit(params.per_page)
-            .offset(params.offset)
-        )
-        items = list(rows.scalars())
-    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+    items = EvidenceItemRepository(ctx)
+    if wid is None:
+        return await items.page(params)
+    if await WorkspaceRepository(ctx).get(wid) is None:
+        raise NotFound("workspace not found", resource="workspace", id=str(wid))
+    return await items.page_of_workspace(params, wid)
 
 
-async def _items_by(ctx: Ctx, column: Any, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
-    return await batch.grouped_by_key(ctx, EvidenceItem, column, ids, ("uploaded_at", True), ("id", True))
-
-
-async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:
     """Batch read for DataLoaders (Workspace.evidenceItems), scoped to the caller's organisation."""
-    return await _items_by(ctx, EvidenceItem.workspace_id, ids)
+    return await EvidenceItemRepository(ctx).of_workspaces(ids)
 
 
-async def evidence_items_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def evidence_items_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:
     """Batch read for DataLoaders (Pack.evidenceItems), scoped to the caller's organisation."""
-    return await _items_by(ctx, EvidenceItem.report_pack_id, ids)
+    return await EvidenceItemRepository(ctx).of_packs(ids)

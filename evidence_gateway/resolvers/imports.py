@@ -6,12 +6,9 @@ import uuid
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
-from sqlalchemy import Row, insert, select
-from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import readable
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import NotFound
@@ -21,16 +18,15 @@ from evidence_gateway.models import (
     FuelType,
     ImportBatch,
     IntensityBasis,
-    Shipment,
     TransportMode,
     WorkspaceStatus,
 )
-from evidence_gateway.models.base import table_of
 from evidence_gateway.read_models.base import EXTENSION
 from evidence_gateway.read_models.representation import import_batch_json
-from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.validation import IsoDate, OneOf, ShortText, StrictInput, WholeNumber, parse, parse_id
-from evidence_gateway.resolvers.workspaces import load_workspace, load_writable_workspace, move_workspace
+from evidence_gateway.resolvers.workspaces import get_workspace, load_writable_workspace, move_workspace
+from evidence_gateway.store.record_types import ImportBatchRecord
+from evidence_gateway.store.repositories.imports import ImportBatchRepository
 
 ModeName = Annotated[str, OneOf(TransportMode)]
 FuelName = Annotated[str, OneOf(FuelType)]
@@ -132,13 +128,11 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
         await session.flush()
         for start in range(0, len(rows), INSERT_CHUNK):
             chunk = rows[start : start + INSERT_CHUNK]
-            await session.execute(
-                # Core, not ORM bulk: the ORM drops None keys and splits sparse rows into many statements.
-                insert(table_of(Shipment)),
+            await ImportBatchRepository(ctx).add_shipments(
+                session,
                 [
                     {
                         "id": uuid.uuid4(),
-                        "org_id": ctx.org_id,
                         "workspace_id": workspace.id,
                         "import_batch_id": batch.id,
                         "row_index": start + i,
@@ -161,29 +155,20 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
     return batch
 
 
-async def get_import(ctx: Ctx, import_id: Any) -> ImportBatch:
+async def get_import(ctx: Ctx, import_id: Any) -> ImportBatchRecord:
     """One import batch of the caller's organisation (the Location of a registered import)."""
-    iid = parse_id(import_id, "import batch")
-    async with ctx.db.read() as session:
-        found = (
-            await session.execute(readable(ctx, ImportBatch).where(col(ImportBatch.id) == iid))
-        ).scalar_one_or_none()
+    found = await ImportBatchRepository(ctx).get(parse_id(import_id, "import batch"))
     if found is None:
         raise NotFound("import batch not found", resource="import_batch", id=str(import_id))
     return found
 
 
-async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatch]:
-    async with ctx.db.read() as session:
-        workspace = await load_workspace(session, ctx, workspace_id)
-        rows = await session.execute(
-            select(ImportBatch)
-            .where(col(ImportBatch.workspace_id) == workspace.id)
-            .order_by(col(ImportBatch.created_at).desc())
-        )
-        return list(rows.scalars())
+async def list_imports(ctx: Ctx, workspace_id: Any) -> list[ImportBatchRecord]:
+    """The workspace's imports, newest first."""
+    wid = (await get_workspace(ctx, workspace_id)).id
+    return (await ImportBatchRepository(ctx).of_workspaces([wid]))[wid]
 
 
-async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def imports_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ImportBatchRecord]]:
     """Every import of each workspace, newest first."""
-    return await batch.grouped_by_key(ctx, ImportBatch, ImportBatch.workspace_id, ids, ("created_at", True))
+    return await ImportBatchRepository(ctx).of_workspaces(ids)

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.auth import Principal
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import of_org, owned_by, readable
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import CalculationRun, LegacyReport, Organization, ReportPack
+from evidence_gateway.models import LegacyReport, Organization
 from evidence_gateway.read_models.representation import legacy_report_json
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
@@ -36,62 +35,32 @@ from evidence_gateway.resolvers.validation import (
 from evidence_gateway.resolvers.workspaces import periods_overlap
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import LegacyReportRecord
+from evidence_gateway.store.repositories.legacy import LegacyReportRepository
 
 
 @dataclass(frozen=True, slots=True)
 class LegacyReportView:
     """A legacy report plus its successors: the newest workspace run / pack that used it."""
 
-    report: LegacyReport
+    report: LegacyReport | LegacyReportRecord
     successor_workspace_id: uuid.UUID | None = None
     successor_report_pack_id: uuid.UUID | None = None
 
 
-async def _successors(
-    session: AsyncSession, ctx_org: uuid.UUID, ids: list[uuid.UUID]
-) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, uuid.UUID]]:
-    workspaces: dict[uuid.UUID, uuid.UUID] = {}
-    packs: dict[uuid.UUID, uuid.UUID] = {}
-    if not ids:
-        return workspaces, packs
-    runs = await session.execute(
-        select(col(CalculationRun.legacy_report_id), col(CalculationRun.workspace_id))
-        .where(of_org(ctx_org, CalculationRun), col(CalculationRun.legacy_report_id).in_(ids))
-        .order_by(col(CalculationRun.created_at).asc())
-    )
-    for legacy_id, workspace_id in runs:
-        if legacy_id is not None:  # never None (in_ above); the column is nullable
-            workspaces[legacy_id] = workspace_id  # newest wins
-    found = await session.execute(
-        select(col(ReportPack.legacy_report_id), col(ReportPack.id))
-        .where(of_org(ctx_org, ReportPack), col(ReportPack.legacy_report_id).in_(ids))
-        .order_by(col(ReportPack.created_at).asc())
-    )
-    for legacy_id, pack_id in found:
-        if legacy_id is not None:
-            packs[legacy_id] = pack_id
-    return workspaces, packs
-
-
-async def _views(session: AsyncSession, ctx: Ctx, reports: list[LegacyReport]) -> list[LegacyReportView]:
-    ws, packs = await _successors(session, ctx.org_id, [r.id for r in reports])
+async def _views(
+    session: AsyncSession, ctx: Ctx, reports: Sequence[LegacyReport | LegacyReportRecord]
+) -> list[LegacyReportView]:
+    ws, packs = await LegacyReportRepository(ctx).successors(session, [r.id for r in reports])
     return [LegacyReportView(r, ws.get(r.id), packs.get(r.id)) for r in reports]
 
 
 async def list_legacy_reports(ctx: Ctx, params: PageParams) -> Page[LegacyReportView]:
-    """Newest first, like workspaces."""
-    scoped = owned_by(ctx, LegacyReport)
+    """Newest first, like workspaces: the page and its total in one statement, then the successors."""
+    page = await LegacyReportRepository(ctx).page(params)
     async with ctx.db.read() as session:
-        total = (await session.execute(select(func.count()).select_from(LegacyReport).where(scoped))).scalar_one()
-        rows = await session.execute(
-            select(LegacyReport)
-            .where(scoped)
-            .order_by(col(LegacyReport.created_at).desc(), col(LegacyReport.id).desc())
-            .limit(params.per_page)
-            .offset(params.offset)
-        )
-        items = await _views(session, ctx, list(rows.scalars()))
-    return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+        items = await _views(session, ctx, page.items)
+    return Page(items=items, page=page.page, per_page=page.per_page, total=page.total)
 
 
 async def get_legacy_report(ctx: Ctx, report_id: Any) -> LegacyReportView:
@@ -104,16 +73,13 @@ async def get_legacy_report(ctx: Ctx, report_id: Any) -> LegacyReportView:
 
 async def load_legacy_report(session: AsyncSession, ctx: Ctx, report_id: uuid.UUID) -> LegacyReport | None:
     """Another organisation's report is simply not there."""
-    stmt = readable(ctx, LegacyReport).where(col(LegacyReport.id) == report_id)
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return await LegacyReportRepository(ctx).load(session, report_id)
 
 
 async def find_compatible(session: AsyncSession, ctx: Ctx, start: date | None, end: date | None) -> LegacyReport | None:
     """The organisation's best legacy report overlapping the period: final first, then the latest."""
-    rows = await session.execute(select(LegacyReport).where(owned_by(ctx, LegacyReport)))
-    candidates = [
-        r for r in rows.scalars() if periods_overlap(start, end, r.reporting_period_start, r.reporting_period_end)
-    ]
+    reports = await LegacyReportRepository(ctx).all_of_org(session)
+    candidates = [r for r in reports if periods_overlap(start, end, r.reporting_period_start, r.reporting_period_end)]
     if not candidates:
         return None
     candidates.sort(

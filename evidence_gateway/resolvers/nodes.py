@@ -17,8 +17,20 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import CalculationRun, Event, EvidenceItem, ReportPack, Workspace
 from evidence_gateway.resolvers.events import as_seen_by
+from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
+from evidence_gateway.store.repositories.packs import ReportPackRepository
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
+from evidence_gateway.store.repository import Repository
 
 NODE_MODELS: tuple[Any, ...] = (Workspace, ReportPack, CalculationRun, EvidenceItem, Event)
+# The node types read through their repository (as a typed record), by model.
+REPOSITORIES: dict[Any, type[Repository[Any, Any]]] = {
+    Workspace: WorkspaceRepository,
+    ReportPack: ReportPackRepository,
+    CalculationRun: CalculationRunRepository,
+    EvidenceItem: EvidenceItemRepository,
+}
 
 
 async def find_node(ctx: Ctx, node_id: uuid.UUID) -> Any | None:
@@ -32,5 +44,9 @@ async def find_node(ctx: Ctx, node_id: uuid.UUID) -> Any | None:
         if kind is None:
             return None
         model = NODE_MODELS[kind]
-        found = (await session.execute(select(model).where(col(model.id) == node_id))).scalar_one_or_none()
+        repository = REPOSITORIES.get(model)
+        if repository is None:
+            found = (await session.execute(select(model).where(col(model.id) == node_id))).scalar_one_or_none()
+    if repository is not None:
+        return await repository(ctx).get(node_id)
     return as_seen_by(ctx, found) if isinstance(found, Event) else found

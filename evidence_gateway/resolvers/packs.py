@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Row, Table, bindparam, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -33,12 +33,11 @@ from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
-from evidence_gateway.core.scoping import owned, owned_by, rows, rows_many, table_of
+from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.models import (
-    ApprovalAction,
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
@@ -52,13 +51,11 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
-from evidence_gateway.packs import store
 from evidence_gateway.packs.download import Download, SignedLink
 from evidence_gateway.packs.lookup import PackDetail, artifacts_of, in_type_order, load_pack
 from evidence_gateway.packs.render import render_and_store
 from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.read_models.representation import pack_json
-from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
 from evidence_gateway.resolvers.preconditions import touch
 from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
@@ -68,8 +65,11 @@ from evidence_gateway.resolvers.workspaces import (
     move_workspace,
     periods_overlap,
 )
+from evidence_gateway.store import artifact_files as store
 from evidence_gateway.store.db import Database, rows_changed
-from evidence_gateway.store.joined import Joined
+from evidence_gateway.store.record_types import ApprovalActionRecord, PackArtifactRecord, ReportPackRecord
+from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.packs import ApprovalRepository, PackArtifactRepository, ReportPackRepository
 
 log = logging.getLogger(__name__)
 
@@ -168,14 +168,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         workspace = await load_writable_workspace(session, ctx, workspace_id)
         run = await _current_run(session, ctx, workspace)
         legacy = await _legacy_for_pack(session, ctx, workspace, payload.legacy_report_id or run.legacy_report_id)
-        assessment = (
-            await session.execute(
-                select(DataQualityAssessment).where(
-                    col(DataQualityAssessment.calculation_run_id) == run.id,
-                    owned_by(ctx, DataQualityAssessment),
-                )
-            )
-        ).scalar_one_or_none()
+        assessment = await AssessmentRepository(ctx).load_of_run(session, run.id)
         last = (
             await session.execute(
                 select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)
@@ -231,14 +224,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
 async def _current_run(session: AsyncSession, ctx: Ctx, workspace: Workspace) -> CalculationRun:
     run = None
     if workspace.latest_calculation_run_id is not None:
-        run = (
-            await session.execute(
-                select(CalculationRun).where(
-                    col(CalculationRun.id) == workspace.latest_calculation_run_id,
-                    owned_by(ctx, CalculationRun),
-                )
-            )
-        ).scalar_one_or_none()
+        run = await CalculationRunRepository(ctx).load(session, workspace.latest_calculation_run_id)
     if run is None or run.status != RunStatus.completed.value:
         raise Conflict(
             "a completed calculation is required before generating a pack: POST /v2/workspaces/{id}/calculate",
@@ -442,45 +428,33 @@ async def fail_pack_plainly(db: Database, pack_id: uuid.UUID, message: str) -> b
 # ---- reads ------------------------------------------------------------------------------------
 
 
-_PACK: Table = table_of(ReportPack)
-_RUN: Table = table_of(CalculationRun)
-_ASSESSMENT: Table = table_of(DataQualityAssessment)
-_ARTIFACT: Table = table_of(PackArtifact)
-_PACK_BY_ID = select(*_PACK.c).where(_PACK.c.id == bindparam("pack_id"), owned(_PACK))
-_PACK_ARTIFACTS = select(*_ARTIFACT.c).where(_ARTIFACT.c.report_pack_id == bindparam("pack_id"), owned(_ARTIFACT))
-_PACK_DETAIL = Joined(
-    _PACK,
-    (_RUN, _RUN.c.id == _PACK.c.calculation_run_id),
-    (_ASSESSMENT, _ASSESSMENT.c.id == _PACK.c.data_quality_assessment_id),
-    where=_PACK.c.id == bindparam("pack_id"),
-)
-
-
 async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
     """GET /packs/{id}: the pack with its run, assessment and artifacts (two reads at once)."""
-    params = {"pack_id": parse_id(pack_id, "pack")}
-    detail, artifacts = await rows_many(ctx, (_PACK_DETAIL.statement, params), (_PACK_ARTIFACTS, params))
-    if not detail:
+    found = await ReportPackRepository(ctx).detail(parse_id(pack_id, "pack"))
+    if found is None:
         raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    pack, run, assessment = _PACK_DETAIL.split(detail[0])
-    return PackDetail(pack=pack, artifacts=in_type_order(artifacts), calculation_run=run, quality_assessment=assessment)
+    return PackDetail(
+        pack=found.pack,
+        artifacts=in_type_order(found.artifacts),
+        calculation_run=found.calculation_run,
+        quality_assessment=found.quality_assessment,
+    )
 
 
-async def get_pack(ctx: Ctx, pack_id: Any) -> Any:
-    """The pack as a row (attributes by column name)."""
-    found = await rows(ctx, _PACK_BY_ID, pack_id=parse_id(pack_id, "pack"))
-    if not found:
+async def get_pack(ctx: Ctx, pack_id: Any) -> ReportPackRecord:
+    """The caller's pack as a record."""
+    found = await ReportPackRepository(ctx).get(parse_id(pack_id, "pack"))
+    if found is None:
         raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return found[0]
+    return found
 
 
-async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[Any]:
+async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifactRecord]:
     """GET /packs/{id}/artifacts: all nine, in pack_hash order."""
-    params = {"pack_id": parse_id(pack_id, "pack")}
-    pack, artifacts = await rows_many(ctx, (_PACK_BY_ID, params), (_PACK_ARTIFACTS, params))
-    if not pack:
+    found = await ReportPackRepository(ctx).artifacts(parse_id(pack_id, "pack"))
+    if found is None:
         raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return in_type_order(artifacts)
+    return in_type_order(found)
 
 
 # ---- downloads ----------------------------------------------------------------------------------
@@ -508,23 +482,23 @@ async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
 # ---- DataLoader batch functions -----------------------------------------------------------------
 
 
-async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
-    return await batch.one_per_key(ctx, ReportPack, ReportPack.id, ids)
+async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPackRecord]:
+    return await ReportPackRepository(ctx).get_many(ids)
 
 
-async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPackRecord]]:
     """Every pack of each workspace, newest version first."""
-    return await batch.grouped_by_key(ctx, ReportPack, ReportPack.workspace_id, ids, ("version_number", True))
+    return await ReportPackRepository(ctx).of_workspaces(ids)
 
 
-async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifact]]:
-    found = await batch.grouped_by_key(ctx, PackArtifact, PackArtifact.report_pack_id, ids)
+async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifactRecord]]:
+    found = await PackArtifactRepository(ctx).of_packs(ids)
     return {pack_id: in_type_order(items) for pack_id, items in found.items()}
 
 
-async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[Row[Any]]]:
+async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalActionRecord]]:
     """Every approval action of each pack, oldest first."""
-    return await batch.grouped_by_key(ctx, ApprovalAction, ApprovalAction.report_pack_id, ids, *batch.OLDEST)
+    return await ApprovalRepository(ctx).of_packs(ids)
 
 
 async def _fail_files(session: AsyncSession, pack_id: uuid.UUID, message: str) -> None:

@@ -9,6 +9,15 @@ from evidence_gateway.errors import PreconditionFailed
 
 
 class Versioned(Protocol):
+    """Whatever carries a row version: an entity, or a record read from a repository."""
+
+    @property
+    def row_version(self) -> int: ...
+
+
+class Changing(Protocol):
+    """An entity a unit of work changes."""
+
     row_version: int
 
 
@@ -17,7 +26,7 @@ def etag(row: Versioned) -> str:
     return f'"{row.row_version}"'
 
 
-def touch(row: Versioned) -> None:
+def touch(row: Changing) -> None:
     row.row_version += 1
 
 

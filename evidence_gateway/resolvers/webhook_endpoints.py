@@ -11,23 +11,24 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.auth import Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import of_org, readable
+from evidence_gateway.core.scoping import of_org
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import Event, WebhookDelivery, WebhookEndpoint
+from evidence_gateway.models import Event, WebhookEndpoint
 from evidence_gateway.read_models.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.organizations import new_webhook_secret
-from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
+from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
+from evidence_gateway.store.record_types import WebhookEndpointRecord
+from evidence_gateway.store.repositories.webhooks import WebhookDeliveryRepository, WebhookEndpointRepository
 from evidence_gateway.webhooks import delivery, guard, signing
 
 MAX_EVENT_TYPES = 50
@@ -135,13 +136,9 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
     return result
 
 
-ENDPOINTS = NewestFirst(WebhookEndpoint)
-ENDPOINT_DELIVERIES = NewestFirst(WebhookDelivery, col(WebhookDelivery.endpoint_id) == bindparam("endpoint_id"))
-
-
-async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[Any]:
+async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpointRecord]:
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    return await ENDPOINTS.page(ctx, params)
+    return await WebhookEndpointRepository(ctx).page(params)
 
 
 async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
@@ -155,10 +152,7 @@ async def load_endpoint(
 ) -> WebhookEndpoint:
     """The only way to reach an endpoint: another organisation's id is simply not found."""
     eid = parse_id(endpoint_id, "webhook endpoint")
-    stmt = readable(ctx, WebhookEndpoint).where(col(WebhookEndpoint.id) == eid)
-    if for_write:
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    endpoint = (await session.execute(stmt)).scalar_one_or_none()
+    endpoint = await WebhookEndpointRepository(ctx).load(session, eid, for_update=for_write)
     if endpoint is None:
         raise NotFound("webhook endpoint not found", resource="webhook_endpoint", id=str(endpoint_id))
     return endpoint
@@ -217,12 +211,13 @@ async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
     return result
 
 
-async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[Any]:
+async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[LoggedAttempt]:
     """Every attempt to this endpoint, newest first."""
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    async with ctx.db.read() as session:
-        endpoint = await load_endpoint(session, ctx, endpoint_id)
-    return await with_message_state(ctx, await ENDPOINT_DELIVERIES.page(ctx, params, endpoint_id=endpoint.id))
+    endpoint = await WebhookEndpointRepository(ctx).get(parse_id(endpoint_id, "webhook endpoint"))
+    if endpoint is None:
+        raise NotFound("webhook endpoint not found", resource="webhook_endpoint", id=str(endpoint_id))
+    return await with_message_state(ctx, await WebhookDeliveryRepository(ctx).page_of_endpoint(params, endpoint.id))
 
 
 async def retry_delivery(ctx: Ctx, delivery_id: Any) -> LoggedAttempt:
@@ -232,11 +227,7 @@ async def retry_delivery(ctx: Ctx, delivery_id: Any) -> LoggedAttempt:
     success marks the message delivered. Test deliveries to a bare URL have no event to resend.
     """
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    did = parse_id(delivery_id, "webhook delivery")
-    async with ctx.db.read() as session:
-        attempt = (
-            await session.execute(readable(ctx, WebhookDelivery).where(col(WebhookDelivery.id) == did))
-        ).scalar_one_or_none()
+    attempt = await WebhookDeliveryRepository(ctx).get(parse_id(delivery_id, "webhook delivery"))
     if attempt is None or attempt.message_id is None:
         # A test delivery, or its endpoint was deleted: nothing to send again.
         raise NotFound("webhook delivery not found", resource="webhook_delivery", id=str(delivery_id))

@@ -19,12 +19,13 @@ from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
-from evidence_gateway.resolvers.delivery_log import with_message_state
+from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
-from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
+from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.webhooks import WebhookDeliveryRepository
 from evidence_gateway.webhooks import delivery, guard, sender, signing
 
 DEFAULT_EVENT_TYPE = "pack.published"
@@ -192,17 +193,13 @@ async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID 
         raise InvalidInput(fields={"endpoint_id": "unknown webhook endpoint"}) from None
 
 
-DELIVERIES = NewestFirst(WebhookDelivery)
-# What a key below admin reads of the log: test deliveries to a bare URL. Attempts to registered
-# endpoints carry the endpoint's URL (often a capability), the events sent and its answers.
-TEST_DELIVERIES = NewestFirst(WebhookDelivery, col(WebhookDelivery.endpoint_id).is_(None))
-
-
-async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[Any]:
+async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[LoggedAttempt]:
     """The caller's delivery attempts, newest first: with an admin key all of them, else only
     the tests sent to a bare URL (registered endpoints are admin business)."""
-    listing = DELIVERIES if ctx.principal.scope.allows(Scope.ADMIN) else TEST_DELIVERIES
-    return await with_message_state(ctx, await listing.page(ctx, params))
+    deliveries = WebhookDeliveryRepository(ctx)
+    admin = ctx.principal.scope.allows(Scope.ADMIN)
+    page = await deliveries.page(params) if admin else await deliveries.page_of_tests(params)
+    return await with_message_state(ctx, page)
 
 
 async def get_viewer(ctx: Ctx) -> Viewer:

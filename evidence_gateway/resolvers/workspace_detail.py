@@ -1,6 +1,5 @@
 """The workspace detail: the workspace with its latest run, assessment and pack (with its
-artifacts), in two statements at most: the workspace joined to its latest run, assessment and
-pack (store/joined.py), then the pack's artifacts when there is a pack.
+artifacts), in two statements at most (WorkspaceRepository.detail).
 """
 
 from __future__ import annotations
@@ -8,51 +7,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam, select
-
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned, rows, table_of
 from evidence_gateway.errors import NotFound
-from evidence_gateway.models import CalculationRun, DataQualityAssessment, PackArtifact, ReportPack, Workspace
 from evidence_gateway.packs.lookup import PackDetail, in_type_order
 from evidence_gateway.resolvers.validation import parse_id
-from evidence_gateway.store.joined import Joined
-
-_WS: Table = table_of(Workspace)
-_RUN: Table = table_of(CalculationRun)
-_ASSESSMENT: Table = table_of(DataQualityAssessment)
-_PACK: Table = table_of(ReportPack)
-_ARTIFACT: Table = table_of(PackArtifact)
-
-_DETAIL = Joined(
-    _WS,
-    (_RUN, _RUN.c.id == _WS.c.latest_calculation_run_id),
-    (_ASSESSMENT, _ASSESSMENT.c.calculation_run_id == _WS.c.latest_calculation_run_id),
-    (_PACK, _PACK.c.id == _WS.c.latest_report_pack_id),
-    where=_WS.c.id == bindparam("workspace_id"),
-)
-_ARTIFACTS = select(*_ARTIFACT.c).where(_ARTIFACT.c.report_pack_id == bindparam("pack_id"), owned(_ARTIFACT))
+from evidence_gateway.store.record_types import WorkspaceRecord
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceDetail:
     """A workspace with its latest run, pack and assessment (None until they exist)."""
 
-    workspace: Any
+    workspace: WorkspaceRecord
     latest_calculation_run: Any = None
     latest_pack: PackDetail | None = None
     latest_quality_assessment: Any = None
 
 
 async def get_workspace_detail(ctx: Ctx, workspace_id: Any) -> WorkspaceDetail:
-    found = await rows(ctx, _DETAIL.statement, workspace_id=parse_id(workspace_id, "workspace"))
-    if not found:
+    found = await WorkspaceRepository(ctx).detail(parse_id(workspace_id, "workspace"))
+    if found is None:
         raise NotFound("workspace not found", resource="workspace", id=str(workspace_id))
-    workspace, run, assessment, pack = _DETAIL.split(found[0])
-    artifacts = await rows(ctx, _ARTIFACTS, pack_id=pack.id) if pack is not None else []
+    pack = found.latest_pack
     return WorkspaceDetail(
-        workspace=workspace,
-        latest_calculation_run=run,
-        latest_pack=PackDetail(pack=pack, artifacts=in_type_order(artifacts)) if pack is not None else None,
-        latest_quality_assessment=assessment,
+        workspace=found.workspace,
+        latest_calculation_run=found.latest_calculation_run,
+        latest_pack=PackDetail(pack=pack, artifacts=in_type_order(found.latest_pack_artifacts))
+        if pack is not None
+        else None,
+        latest_quality_assessment=found.latest_quality_assessment,
     )

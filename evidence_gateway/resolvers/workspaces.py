@@ -7,23 +7,21 @@ from datetime import date
 from typing import Any
 
 from pydantic import model_validator
-from sqlalchemy import Row, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import owned, readable, rows, table_of
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.models import Workspace, WorkspaceStatus
 from evidence_gateway.read_models.representation import workspace_json
-from evidence_gateway.resolvers import batch
 from evidence_gateway.resolvers.methodology import profile_exists
-from evidence_gateway.resolvers.pagination import NewestFirst, Page, PageParams
+from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
 from evidence_gateway.resolvers.validation import IsoDate, Name, ShortText, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.store.record_types import WorkspaceRecord
+from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
 class WorkspaceCreate(StrictInput):
@@ -42,31 +40,25 @@ class WorkspaceCreate(StrictInput):
         return self
 
 
-WORKSPACES = NewestFirst(Workspace)
-_WS = table_of(Workspace)
-_BY_ID = select(*_WS.c).where(_WS.c.id == bindparam("workspace_id"), owned(Workspace))
-
-
-async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[Any]:
+async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[WorkspaceRecord]:
     """Newest first; the (org_id, created_at, id) index serves the page and its total."""
-    return await WORKSPACES.page(ctx, params)
+    return await WorkspaceRepository(ctx).page(params)
 
 
-async def get_workspace(ctx: Ctx, workspace_id: Any) -> Any:
-    """The workspace as a row (attributes by column name): reads need no unit of work."""
-    wid = parse_id(workspace_id, "workspace")
-    found = await rows(ctx, _BY_ID, workspace_id=wid)
-    if not found:
+async def get_workspace(ctx: Ctx, workspace_id: Any) -> WorkspaceRecord:
+    """The caller's workspace as a record: reads need no unit of work."""
+    found = await WorkspaceRepository(ctx).get(parse_id(workspace_id, "workspace"))
+    if found is None:
         raise NotFound("workspace not found", resource="workspace", id=str(workspace_id))
-    return found[0]
+    return found
 
 
-async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, Row[Any]]:
+async def get_workspaces_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, WorkspaceRecord]:
     """Batch read for DataLoaders: unknown or foreign ids are simply absent."""
-    return await batch.one_per_key(ctx, Workspace, Workspace.id, ids)
+    return await WorkspaceRepository(ctx).get_many(ids)
 
 
-async def create_workspace(ctx: Ctx, data: Any) -> Any:
+async def create_workspace(ctx: Ctx, data: Any) -> WorkspaceRecord:
     """The new workspace, as a record read by attribute like the entity."""
     payload = parse(WorkspaceCreate, data)
     now = utcnow()
@@ -75,9 +67,8 @@ async def create_workspace(ctx: Ctx, data: Any) -> Any:
         if profile_id is not None:
             if not await profile_exists(uow.session, profile_id):
                 raise InvalidInput(fields={"default_methodology_profile_id": "unknown methodology profile"})
-        workspace = uow.insert(
-            Workspace,
-            org_id=ctx.org_id,
+        workspace = WorkspaceRepository(ctx).add(
+            uow,
             status=WorkspaceStatus.draft.value,
             created_at=now,
             updated_at=now,
@@ -93,11 +84,7 @@ async def create_workspace(ctx: Ctx, data: Any) -> Any:
 async def load_workspace(session: AsyncSession, ctx: Ctx, workspace_id: Any, *, for_write: bool = False) -> Workspace:
     """The only way to reach a workspace: another organisation's id is simply not found."""
     wid = parse_id(workspace_id, "workspace")
-    stmt = readable(ctx, Workspace).where(col(Workspace.id) == wid)
-    if for_write:
-        # Re-read under the lock even if this session already holds the row.
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    workspace = (await session.execute(stmt)).scalar_one_or_none()
+    workspace = await WorkspaceRepository(ctx).load(session, wid, for_update=for_write)
     if workspace is None:
         raise NotFound("workspace not found", resource="workspace", id=str(workspace_id))
     return workspace

@@ -20,6 +20,7 @@ from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 
 GqlInfo = Info[GraphQLContext, None]
 LEGACY_DEPRECATION = "Legacy v1 report; use workspaces, calculation runs and packs instead."
@@ -143,11 +144,13 @@ class CalculateWorkspacePayload:
     quality_assessment: DataQualityAssessmentType = strawberry.field(description="Its quality assessment.")
 
 
-def _run(run: CalculationRun | Row[Any] | None) -> CalculationRunType | None:
+def _run(run: CalculationRun | CalculationRunRecord | Row[Any] | None) -> CalculationRunType | None:
     return None if run is None else from_model(CalculationRunType, run)
 
 
-def _assessment(a: DataQualityAssessment | Row[Any] | None) -> DataQualityAssessmentType | None:
+def _assessment(
+    a: DataQualityAssessment | DataQualityAssessmentRecord | Row[Any] | None,
+) -> DataQualityAssessmentType | None:
     return None if a is None else from_model(DataQualityAssessmentType, a)
 
 

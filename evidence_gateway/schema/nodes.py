@@ -20,14 +20,24 @@ from evidence_gateway.schema.evidence import evidence_item
 from evidence_gateway.schema.packs import pack_type
 from evidence_gateway.schema.relay import Node
 from evidence_gateway.schema.workspaces import WorkspaceType
+from evidence_gateway.store.record_types import (
+    CalculationRunRecord,
+    EvidenceItemRecord,
+    ReportPackRecord,
+    WorkspaceRecord,
+)
 
 GqlInfo = Info[GraphQLContext, None]
 
 _AS_TYPE: dict[type, Callable[[Any], Node]] = {
     Workspace: lambda w: from_model(WorkspaceType, w),
+    WorkspaceRecord: lambda w: from_model(WorkspaceType, w),
     ReportPack: pack_type,
+    ReportPackRecord: pack_type,
     CalculationRun: lambda r: from_model(CalculationRunType, r),
+    CalculationRunRecord: lambda r: from_model(CalculationRunType, r),
     EvidenceItem: evidence_item,
+    EvidenceItemRecord: evidence_item,
     Event: event_type,
 }
 

@@ -21,6 +21,8 @@ from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.store.record_types import ApprovalActionRecord as StoredApproval
+from evidence_gateway.store.record_types import PackArtifactRecord, ReportPackRecord
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -158,15 +160,15 @@ class ReportPackType(Node):
         return [evidence_item(e) for e in found]
 
 
-def pack_type(pack: ReportPack | Row[Any]) -> ReportPackType:
+def pack_type(pack: ReportPack | ReportPackRecord | Row[Any]) -> ReportPackType:
     return from_model(ReportPackType, pack)
 
 
-def artifact_type(artifact: PackArtifact) -> PackArtifactType:
+def artifact_type(artifact: PackArtifact | PackArtifactRecord) -> PackArtifactType:
     return from_model(PackArtifactType, artifact)
 
 
-def approval_record(action: ApprovalAction | Row[Any]) -> ApprovalActionRecord:
+def approval_record(action: ApprovalAction | StoredApproval | Row[Any]) -> ApprovalActionRecord:
     return from_model(ApprovalActionRecord, action)
 
 

@@ -18,6 +18,7 @@ from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta,
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.webhooks import WebhookDeliveryPage, WebhookDeliveryType
+from evidence_gateway.store.record_types import WebhookEndpointRecord
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -55,7 +56,7 @@ class WebhookEndpointType:
         )
 
 
-def endpoint_type(endpoint: WebhookEndpoint) -> WebhookEndpointType:
+def endpoint_type(endpoint: WebhookEndpoint | WebhookEndpointRecord) -> WebhookEndpointType:
     return WebhookEndpointType(
         id=endpoint.id,
         url=endpoint.url,

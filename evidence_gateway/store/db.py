@@ -12,16 +12,43 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
-from sqlalchemy import CursorResult, Engine, Executable, Result, Row, create_engine, event, make_url
+from sqlalchemy import (
+    DDL,
+    CursorResult,
+    Engine,
+    Executable,
+    Insert,
+    Result,
+    Row,
+    Select,
+    Table,
+    column,
+    create_engine,
+    event,
+    literal,
+    make_url,
+    select,
+)
+from sqlalchemy import (
+    table as table_clause,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import Pool
 
 from evidence_gateway.core.jsoncodec import dumps
+from evidence_gateway.models import ArtifactContentChunk
+from evidence_gateway.models.base import table_of
 from evidence_gateway.store import pg_reads
+
+S = TypeVar("S", bound=Select[Any])
+# Alembic's version table (migrate.VERSION_TABLE), read without its migration context.
+_REVISIONS: Select[Any] = select(column("version_num")).select_from(table_clause("alembic_version"))
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
@@ -152,6 +179,29 @@ class Database:
                         listener(plan.sql)
                     out.append(plan.rows(await driver.fetch(plan.sql, *arguments)))
         return out
+
+    def skip_locked(self, statement: S, *, of: Any = None) -> S:
+        """Rows no other node is working on: PostgreSQL's ``FOR UPDATE SKIP LOCKED`` (DESIGN.md §15);
+        SQLite has one writer at a time, so the statement as it is."""
+        if self.is_sqlite:
+            return statement
+        return statement.with_for_update(skip_locked=True, of=of)
+
+    def insert_or_nothing(self, table: Table) -> Insert:
+        """``INSERT … ON CONFLICT DO NOTHING`` in this database's dialect: the first writer of a
+        key wins, the others learn it from what the statement returns."""
+        dialect_insert = sqlite.insert if self.is_sqlite else postgresql.insert
+        return dialect_insert(table).on_conflict_do_nothing()
+
+    async def recorded_revisions(self) -> set[str]:
+        """Readiness: a trivial query, then the schema revisions the database records (none
+        before the first migration). Raises whatever the driver raises when it is unreachable."""
+        async with self.engine.connect() as conn:
+            await conn.execute(select(literal(1)))
+            try:
+                return {str(row[0]) for row in await conn.execute(_REVISIONS)}
+            except DBAPIError:
+                return set()
 
     async def execute_alone(self, sql: str, *args: Any) -> None:
         """PostgreSQL: one statement on the driver, in autocommit, so it is its own transaction
@@ -327,3 +377,12 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         # Connections that ask for it (schema migrations) begin with the write lock taken.
         if conn.get_execution_options().get("sqlite_immediate", False):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+# Stored uncompressed, as SQLite stores BLOBs (migration 0008 does the same when upgrading):
+# TOAST's default pglz compression made storing a 50,000-row pack take 2.5 s instead of 0.4 s.
+event.listen(
+    table_of(ArtifactContentChunk),
+    "after_create",
+    DDL("ALTER TABLE artifact_content_chunk ALTER COLUMN data SET STORAGE EXTERNAL").execute_if(dialect="postgresql"),
+)

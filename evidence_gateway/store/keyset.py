@@ -22,13 +22,15 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import orjson
-from sqlalchemy import ColumnElement, bindparam, exists, func, not_, select, tuple_
+from sqlalchemy import ColumnElement, Select, bindparam, exists, func, not_, select, tuple_
 from sqlmodel import col
 
 from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.errors import InvalidInput
+from evidence_gateway.models.base import table_of
 from evidence_gateway.resolvers.validation import canonical_uuid
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import TYPED
 
 T = TypeVar("T")
 
@@ -199,9 +201,21 @@ async def keyset_slice(
     backward = win.last is not None
     size = win.last if backward else win.first
     assert size is not None
+    typed = TYPED.get(table_of(model).name)
     async with db.read() as session:
-        stmt = select(model).where(*bounds).order_by(*order.sort(reverse=backward)).limit(size + 1)
-        rows = list((await session.execute(stmt)).scalars()) if size else []
+        if typed is not None:
+            # The table's typed record (record_types.py), as every other read of it answers.
+            stmt: Select[Any] = select(*table_of(model).c)
+        else:
+            stmt = select(model)
+        stmt = stmt.where(*bounds).order_by(*order.sort(reverse=backward)).limit(size + 1)
+        found = (await session.execute(stmt)) if size else None
+        if found is None:
+            rows: list[Any] = []
+        elif typed is not None:
+            rows = [typed._make(row) for row in found]
+        else:
+            rows = list(found.scalars())
     more = len(rows) > size
     rows = rows[:size]
     if backward:

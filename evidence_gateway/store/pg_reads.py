@@ -15,12 +15,14 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import Dialect, Executable
 from sqlalchemy.exc import StatementError
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
+
+from evidence_gateway.store.internals import compiled_parts
 
 # Statements are built once at import, so there are a few dozen; a bound keeps a caller that
 # builds them per request from growing the cache without end.
@@ -44,7 +46,9 @@ class Plan:
     async def learn(self, driver: Any, dialect: Dialect) -> None:
         prepared = await driver.prepare(self.sql)
         oids = [attribute.type.oid for attribute in prepared.get_attributes()]
-        results = tuple(t._cached_result_processor(dialect, oid) for t, oid in zip(self.types, oids, strict=True))
+        results = tuple(
+            t.dialect_impl(dialect).result_processor(dialect, oid) for t, oid in zip(self.types, oids, strict=True)
+        )
         self.results = results if any(p is not None for p in results) else None
         self.learnt = True
 
@@ -81,8 +85,7 @@ def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
     compiled = statement.compile(dialect=dialect) if isinstance(statement, ClauseElement) else None
     if isinstance(compiled, SQLCompiler) and compiled.positiontup is not None and "POSTCOMPILE" not in compiled.string:
         names = tuple(compiled.positiontup)
-        bind_processors = cast(Mapping[str, Callable[[Any], Any]], compiled._bind_processors)
-        columns = compiled._result_columns
+        bind_processors, columns = compiled_parts(compiled)
         plan = Plan(
             sql=compiled.string,
             names=names,
@@ -92,8 +95,8 @@ def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
                 for name, bind in ((name, compiled.binds[name]) for name in names)
                 if not bind.required
             },
-            types=tuple(c[3] for c in columns),
-            record=namedtuple("row", [c[0] for c in columns], rename=True),  # noqa: PYI024 - made per statement
+            types=tuple(type_ for _key, type_ in columns),
+            record=namedtuple("row", [key for key, _type in columns], rename=True),  # noqa: PYI024 - made per statement
         )
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()

@@ -18,12 +18,22 @@ from pydantic_core import PydanticUndefined
 from sqlalchemy import Row, Table
 
 from evidence_gateway.models.base import table_of
+from evidence_gateway.store.record_types import TYPED
+
+
+def record_type(table: Table, *extra: str) -> Any:
+    """The record of ``table``'s columns in table order, then ``extra`` (labels a statement
+    adds, such as a page's total): the table's typed record (record_types.py) where it has one
+    and nothing is added, else a namedtuple made once per shape."""
+    if not extra:
+        typed = TYPED.get(table.name)
+        if typed is not None:
+            return typed
+    return _anonymous(table, *extra)
 
 
 @cache
-def record_type(table: Table, *extra: str) -> Any:
-    """The record of ``table``'s columns in table order, then ``extra`` (labels a statement
-    adds, such as a page's total). Made once per shape (Any to a type checker)."""
+def _anonymous(table: Table, *extra: str) -> Any:
     return namedtuple(f"{table.name}_record", [*table.c.keys(), *extra])
 
 

@@ -24,6 +24,9 @@ from typing import IO, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from evidence_gateway.store.db import driver_connection
+from evidence_gateway.store.internals import on_aiosqlite_thread
+
 CACHE_KIB = 64
 # Bytes per slice sent: every concurrent download holds about one slice (and the socket buffer
 # a copy of it), so smaller slices keep many downloads flat; blob reads make them cheap.
@@ -102,6 +105,5 @@ async def fill(session: AsyncSession, table: str, column: str, rowid: int, sourc
     the session's connection (SQLAlchemy's adapter queues its isolation-level changes the same
     way).
     """
-    connection = await session.connection()
-    driver: Any = (await connection.get_raw_connection()).driver_connection
-    await driver._execute(_fill, driver._conn, table, column, rowid, source, size)
+    driver = await driver_connection(session)
+    await on_aiosqlite_thread(driver, lambda con: _fill(con, table, column, rowid, source, size))

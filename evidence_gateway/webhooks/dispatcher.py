@@ -156,8 +156,7 @@ class Dispatcher:
     async def _fan_out_one(self, endpoint_id: uuid.UUID, room: int) -> tuple[int, list[delivery.Job]]:
         async with self.db.write() as session:
             stmt = select(WebhookEndpoint).where(col(WebhookEndpoint.id) == endpoint_id, col(WebhookEndpoint.enabled))
-            if not self.db.is_sqlite:
-                stmt = stmt.with_for_update(skip_locked=True)  # another node is on it
+            stmt = self.db.skip_locked(stmt)  # another node is on it
             endpoint = (await session.execute(stmt.execution_options(populate_existing=True))).scalar_one_or_none()
             if endpoint is None:
                 return 0, []
@@ -277,8 +276,7 @@ class Dispatcher:
             .order_by(col(WebhookMessage.next_attempt_at))
             .limit(limit)
         )
-        if not self.db.is_sqlite:
-            due = due.with_for_update(skip_locked=True, of=WebhookMessage)
+        due = self.db.skip_locked(due, of=WebhookMessage)
         until = now + timedelta(seconds=self.settings.webhook_claim_seconds)
         async with self.db.write() as session:
             ids = list((await session.execute(due)).scalars())

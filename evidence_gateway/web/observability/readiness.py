@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -30,12 +28,8 @@ async def _database(request: Request) -> tuple[str, str, str | None]:
     The version row is read directly: alembic's migration context is heavier and logs each use."""
     db = request.app.state.db
     try:
-        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), db.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-            try:
-                found = {row[0] for row in await conn.execute(text("SELECT version_num FROM alembic_version"))}
-            except DBAPIError:
-                found = set()
+        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
+            found = await db.recorded_revisions()
     except TimeoutError:
         return f"no answer within {CHECK_TIMEOUT_SECONDS:g} s", "not checked", None
     except Exception as exc:  # whatever the driver raises: unreachable, refused, bad credentials

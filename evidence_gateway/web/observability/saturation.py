@@ -42,6 +42,7 @@ from evidence_gateway.models import (
     WebhookEndpoint,
     WebhookMessage,
 )
+from evidence_gateway.store import internals
 
 log = logging.getLogger(__name__)
 
@@ -104,26 +105,14 @@ async def read_cluster(db: Any) -> Cluster:
     return Cluster(True, utcnow(), {row[0]: (int(row[1] or 0), _aware(row[2])) for row in rows})
 
 
-def _waiting(pool: Pool) -> int:
-    """Callers waiting for a connection of ``pool``: SQLAlchemy keeps no count, so the waiters
-    of its queue are counted (an asyncio queue's getters, a thread queue's condition waiters);
-    0 for a pool of another kind."""
-    queue = getattr(pool, "_pool", None)
-    inner = getattr(queue, "__dict__", {}).get("_queue")  # AsyncAdaptedQueue, once used
-    getters = getattr(inner, "_getters", None)
-    if getters is not None:
-        return sum(1 for waiter in getters if not waiter.done())
-    waiters = getattr(getattr(queue, "not_empty", None), "_waiters", None)
-    return len(waiters) if waiters is not None else 0
-
-
 def pool_figures(pool: Pool) -> tuple[int, int, int, int]:
     """(in use, idle, waiting, most it will open) of a queue pool; zeros for another kind."""
     checkedout = getattr(pool, "checkedout", None)
     if checkedout is None:
         return 0, 0, 0, 0
-    size = int(pool.size()) + max(0, int(getattr(pool, "_max_overflow", 0)))  # type: ignore[attr-defined]
-    return int(checkedout()), int(pool.checkedin()), _waiting(pool), size  # type: ignore[attr-defined]
+    waiting, max_overflow = internals.queue_pool_state(pool)
+    size = int(pool.size()) + max(0, max_overflow)  # type: ignore[attr-defined]
+    return int(checkedout()), int(pool.checkedin()), waiting, size  # type: ignore[attr-defined]
 
 
 # Several worker processes (``serve --workers N``): a scrape is answered by one of them, so each

@@ -7,7 +7,7 @@ Off, it costs nothing: OpenTelemetry is not even imported (it is the optional ``
 the middleware stack is unchanged and every hook below is one test of ``active``.
 On, every request but the probes and ``/metrics`` gets a server span, outermost (the access
 line and the rate limiter's refusals are inside it); SQL statements, GraphQL phases, outgoing
-webhook requests and background work get child spans (trace_sql.py, graphql.py, webhooks/);
+webhook requests and background work get child spans (store/trace_sql.py, graphql.py, webhooks/);
 every span goes through the scrubber (trace_scrub.py) before any exporter sees it.
 """
 
@@ -60,7 +60,8 @@ def instrument(db: Any, environ: Mapping[str, str] = os.environ) -> Any:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
-        from evidence_gateway.web.observability import trace_scrub, trace_sql
+        from evidence_gateway.store import trace_sql
+        from evidence_gateway.web.observability import trace_scrub
     except ImportError:
         log.warning("OTEL_* variables ask for tracing, but the 'otel' extra is not installed: no traces")
         return None
@@ -107,7 +108,7 @@ def shutdown(provider: Any) -> None:
     """The app stops: the spans still buffered go out, and the hooks go quiet."""
     global active, _tracer, _tracer_provider
     active, _tracer, _tracer_provider = False, None, None
-    from evidence_gateway.web.observability import trace_sql
+    from evidence_gateway.store import trace_sql
 
     trace_sql.stop()
     provider.shutdown()

@@ -142,7 +142,7 @@ def read_slices(db: Database, artifact: PackArtifact) -> AsyncIterator[bytes]:
     there loads the whole value per slice), on PostgreSQL one stored row per query."""
     size = artifact.size_bytes or 0
     path = db.engine.url.database
-    if db.is_sqlite and path not in (None, "", ":memory:"):
+    if db.is_sqlite and path:  # an in-memory database is refused (db.refuse_in_memory)
         return sqlite_blobs.chunks(
             path,
             ArtifactContent.__tablename__,
@@ -158,29 +158,12 @@ def read_slices(db: Database, artifact: PackArtifact) -> AsyncIterator[bytes]:
 async def _queried_slices(db: Database, artifact: PackArtifact, size: int) -> AsyncIterator[bytes]:
     offset = seq = 0
     while offset < size:
-        if db.is_sqlite:  # an in-memory database: no blob handle can open it from another connection
-            piece = await _substr(db, artifact, offset, min(WHOLE_BYTES, size - offset))
-        else:
-            piece = await _chunk(db, artifact, seq)
+        piece = await _chunk(db, artifact, seq)
         if not piece:
             break
         yield piece
         offset += len(piece)
         seq += 1
-
-
-async def _substr(db: Database, artifact: PackArtifact, offset: int, length: int) -> bytes:
-    async with db.read() as session:
-        value = (
-            await session.execute(
-                select(func.substr(ArtifactContent.content, offset + 1, length)).where(
-                    col(ArtifactContent.artifact_id) == artifact.id
-                )
-            )
-        ).scalar_one_or_none()
-    if value is None:
-        raise _gone(artifact)
-    return bytes(value)
 
 
 async def _chunk(db: Database, artifact: PackArtifact, seq: int) -> bytes:

@@ -1,0 +1,77 @@
+"""page/per_page lists: one organisation-scoped list, newest first, the page and its total in one
+statement built once (the contract's REST lists)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from sqlalchemy import ColumnElement, and_, bindparam, func, select
+
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned, rows, table_of
+from evidence_gateway.store.record_types import TYPED
+from evidence_gateway.store.records import records
+
+T = TypeVar("T")
+
+
+class PageWindow(Protocol):
+    """What a page needs of the validated page/per_page (resolvers/pagination.PageParams)."""
+
+    @property
+    def page(self) -> int: ...
+
+    @property
+    def per_page(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: list[T]
+    page: int
+    per_page: int
+    total: int
+
+
+class NewestFirst:
+    """One organisation-scoped list, newest first, as records (``records.py``): the page and the
+    total in one statement, built once.
+
+    The total rides along as an uncorrelated scalar subquery, which SQLite and PostgreSQL both
+    evaluate once per statement (a ``count(*) OVER ()`` would read every row of the
+    organisation to number them); only a page past the end, which has no row to carry it,
+    costs a second statement.
+    """
+
+    TOTAL = "page_total"
+
+    def __init__(self, model: Any, *where: ColumnElement[bool], time_column: str = "created_at") -> None:
+        table = self._table = table_of(model)
+        scoped = and_(owned(table), *where)
+        self._count = select(func.count()).select_from(table).where(scoped)
+        self._page = (
+            select(*table.c, self._count.scalar_subquery().label(self.TOTAL))
+            .where(scoped)
+            .order_by(table.c[time_column].desc(), table.c.id.desc())
+            .limit(bindparam("page_limit"))
+            .offset(bindparam("page_offset"))
+        )
+        self._typed = TYPED.get(table.name)
+
+    async def page(self, ctx: Ctx, params: PageWindow, **bind: Any) -> Page[Any]:
+        found = await rows(ctx, self._page, page_limit=params.per_page, page_offset=params.offset, **bind)
+        if self._typed is not None:
+            # The table's typed record: its columns, the total apart.
+            make = self._typed._make
+            items: list[Any] = [make(row[:-1]) for row in found]
+            total = found[0][-1] if found else None
+        else:
+            items = records(self._table, found, self.TOTAL)
+            total = items[0].page_total if items else None
+        if total is None:
+            total = (await rows(ctx, self._count, **bind))[0][0]
+        return Page(items=items, page=params.page, per_page=params.per_page, total=total)

@@ -1,0 +1,1 @@
+"""The repositories, one per resource (store/repository.py)."""

@@ -1,0 +1,62 @@
+"""Calculation runs and their quality assessments: every read of those rows passes here (the
+writes of a run's life: its start, lease and completion, go through the unit of work's
+entities loaded here)."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from evidence_gateway.core.scoping import owned, rows, table_of
+from evidence_gateway.models import CalculationRun, DataQualityAssessment
+from evidence_gateway.store.keyset import Slice
+from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
+from evidence_gateway.store.repository import Repository
+
+_ASSESSMENT = table_of(DataQualityAssessment)
+_LATEST = (
+    select(*_ASSESSMENT.c)
+    .where(_ASSESSMENT.c.workspace_id == bindparam("workspace_id"), owned(_ASSESSMENT))
+    .order_by(_ASSESSMENT.c.assessed_at.desc(), _ASSESSMENT.c.id.desc())
+    .limit(1)
+)
+
+
+class CalculationRunRepository(Repository[CalculationRun, CalculationRunRecord]):
+    model = CalculationRun
+    record = CalculationRunRecord
+    kind = "run"
+
+    async def of_workspaces(self, workspace_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRunRecord]]:
+        """Every run of each workspace, newest first."""
+        return await self.grouped_by("workspace_id", workspace_ids)
+
+    async def slice_of_workspace(self, workspace_id: uuid.UUID, **relay: object) -> Slice[CalculationRunRecord]:
+        return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
+
+
+class AssessmentRepository(Repository[DataQualityAssessment, DataQualityAssessmentRecord]):
+    model = DataQualityAssessment
+    record = DataQualityAssessmentRecord
+    kind = "quality_assessment"
+    time_column = "assessed_at"
+
+    async def of_runs(self, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessmentRecord]:
+        """The assessment of each run (one per run)."""
+        grouped = await self.grouped_by("calculation_run_id", run_ids, ("assessed_at", "id"))
+        return {run_id: found[0] for run_id, found in grouped.items() if found}
+
+    async def of_run(self, run_id: uuid.UUID) -> DataQualityAssessmentRecord | None:
+        return (await self.of_runs([run_id])).get(run_id)
+
+    async def latest_of_workspace(self, workspace_id: uuid.UUID) -> DataQualityAssessmentRecord | None:
+        found = await rows(self.ctx, _LATEST, workspace_id=workspace_id)
+        return DataQualityAssessmentRecord._make(found[0]) if found else None
+
+    async def load_of_run(self, session: AsyncSession, run_id: uuid.UUID) -> DataQualityAssessment | None:
+        """The run's assessment as an entity, in a unit of work."""
+        found = await session.execute(self.get_readable_statement().where(self.table.c.calculation_run_id == run_id))
+        assessment: DataQualityAssessment | None = found.scalar_one_or_none()
+        return assessment

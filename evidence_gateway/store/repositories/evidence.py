@@ -1,0 +1,43 @@
+"""Evidence items: every read of an evidence item row passes here."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import bindparam
+
+from evidence_gateway.models import EvidenceItem
+from evidence_gateway.models.base import table_of
+from evidence_gateway.store.keyset import Slice
+from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
+from evidence_gateway.store.record_types import EvidenceItemRecord
+from evidence_gateway.store.repository import Repository
+
+_NEWEST = ("uploaded_at", "id")
+
+
+class EvidenceItemRepository(Repository[EvidenceItem, EvidenceItemRecord]):
+    model = EvidenceItem
+    record = EvidenceItemRecord
+    kind = "evidence_item"
+    time_column = "uploaded_at"
+
+    _of_workspace = NewestFirst(
+        EvidenceItem, table_of(EvidenceItem).c.workspace_id == bindparam("workspace_id"), time_column="uploaded_at"
+    )
+
+    async def page_of_workspace(self, params: PageWindow, workspace_id: uuid.UUID) -> Page[EvidenceItemRecord]:
+        """One workspace's items (incl. its packs' and shipments'), newest first."""
+        return await self._of_workspace.page(self.ctx, params, workspace_id=workspace_id)
+
+    async def slice_of(self, workspace_id: uuid.UUID | None, **relay: Any) -> Slice[EvidenceItemRecord]:
+        if workspace_id is None:
+            return await self.slice(**relay)
+        return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
+
+    async def of_workspaces(self, workspace_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:
+        return await self.grouped_by("workspace_id", workspace_ids, _NEWEST)
+
+    async def of_packs(self, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:
+        return await self.grouped_by("report_pack_id", pack_ids, _NEWEST)

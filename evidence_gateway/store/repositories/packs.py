@@ -1,0 +1,99 @@
+"""Report packs and their artifacts: every read of those rows passes here (generation, approval
+and failure change the entities loaded here in a unit of work)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table, bindparam, select
+
+from evidence_gateway.core.scoping import owned, rows_many, table_of
+from evidence_gateway.models import ApprovalAction, CalculationRun, DataQualityAssessment, PackArtifact, ReportPack
+from evidence_gateway.store.joined import Joined
+from evidence_gateway.store.keyset import Slice
+from evidence_gateway.store.record_types import (
+    ApprovalActionRecord,
+    CalculationRunRecord,
+    DataQualityAssessmentRecord,
+    PackArtifactRecord,
+    ReportPackRecord,
+)
+from evidence_gateway.store.repository import Repository
+
+_PACK: Table = table_of(ReportPack)
+_RUN: Table = table_of(CalculationRun)
+_ASSESSMENT: Table = table_of(DataQualityAssessment)
+_ARTIFACT: Table = table_of(PackArtifact)
+_PACK_BY_ID = select(*_PACK.c).where(_PACK.c.id == bindparam("pack_id"), owned(_PACK))
+_PACK_ARTIFACTS = select(*_ARTIFACT.c).where(_ARTIFACT.c.report_pack_id == bindparam("pack_id"), owned(_ARTIFACT))
+_PACK_DETAIL = Joined(
+    _PACK,
+    (_RUN, _RUN.c.id == _PACK.c.calculation_run_id),
+    (_ASSESSMENT, _ASSESSMENT.c.id == _PACK.c.data_quality_assessment_id),
+    where=_PACK.c.id == bindparam("pack_id"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PackRows:
+    """A pack with its run, assessment and artifacts (artifacts in stored order)."""
+
+    pack: ReportPackRecord
+    artifacts: list[PackArtifactRecord]
+    calculation_run: CalculationRunRecord | None
+    quality_assessment: DataQualityAssessmentRecord | None
+
+
+class ReportPackRepository(Repository[ReportPack, ReportPackRecord]):
+    model = ReportPack
+    record = ReportPackRecord
+    kind = "pack"
+
+    async def of_workspaces(self, workspace_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPackRecord]]:
+        """Every pack version of each workspace, newest version first."""
+        return await self.grouped_by("workspace_id", workspace_ids, ("version_number",))
+
+    async def slice_of_workspace(self, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPackRecord]:
+        return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
+
+    async def detail(self, pack_id: uuid.UUID) -> PackRows | None:
+        """The pack joined to its run and assessment, and its artifacts: two reads at once."""
+        params = {"pack_id": pack_id}
+        detail, artifacts = await rows_many(self.ctx, (_PACK_DETAIL.statement, params), (_PACK_ARTIFACTS, params))
+        if not detail:
+            return None
+        pack, run, assessment = _PACK_DETAIL.split(detail[0])
+        made = PackArtifactRecord._make
+        return PackRows(pack, [made(a) for a in artifacts], run, assessment)
+
+    async def artifacts(self, pack_id: uuid.UUID) -> list[PackArtifactRecord] | None:
+        """The pack's artifacts (stored order), or None when the pack is not the caller's."""
+        params = {"pack_id": pack_id}
+        pack, artifacts = await rows_many(self.ctx, (_PACK_BY_ID, params), (_PACK_ARTIFACTS, params))
+        if not pack:
+            return None
+        made = PackArtifactRecord._make
+        return [made(a) for a in artifacts]
+
+
+class PackArtifactRepository(Repository[PackArtifact, PackArtifactRecord]):
+    model = PackArtifact
+    record = PackArtifactRecord
+    kind = "artifact"
+
+    async def of_packs(self, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifactRecord]]:
+        """The artifacts of each pack (stored order)."""
+        return await self.grouped_by("report_pack_id", pack_ids)
+
+
+class ApprovalRepository(Repository[ApprovalAction, ApprovalActionRecord]):
+    model = ApprovalAction
+    record = ApprovalActionRecord
+    kind = "approval_action"
+
+    async def of_packs(self, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalActionRecord]]:
+        """Every approval action of each pack, oldest first (the order they were taken in)."""
+        newest_first = await self.grouped_by("report_pack_id", pack_ids)
+        return {pack_id: found[::-1] for pack_id, found in newest_first.items()}

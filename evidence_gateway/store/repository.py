@@ -1,0 +1,111 @@
+"""One repository per resource, above organisation scoping (polar's ``RepositoryBase``).
+
+A repository is built per call with the caller's context and is the only way a resolver reads
+or writes its resource: every statement it runs is the caller's organisation's by
+construction. Reads answer typed records (record_types.py); the unit of work's changes load
+ORM entities through ``load``. Which executor serves a read (SQLite's reader threads, asyncpg
+itself, an ORM session) is a method's implementation, never a second API beside it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import cache
+from typing import Any, ClassVar, Generic, TypeVar
+
+from sqlalchemy import ColumnElement, Select, Table, bindparam, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned, owned_by, readable, rows, table_of
+from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
+
+M = TypeVar("M")  # the table model (an ORM entity in a unit of work)
+R = TypeVar("R")  # its typed record
+
+
+class Repository(Generic[M, R]):
+    """get / get_many / page / slice / load for one table; each resource adds its own queries."""
+
+    model: ClassVar[Any]
+    record: ClassVar[Any]  # the typed NamedTuple of the table's columns (record_types.py)
+    # The list order of page/per_page and cursor lists: newest first by this column, then id.
+    time_column: ClassVar[str] = "created_at"
+    kind: ClassVar[str]  # what its cursors are made for (a cursor of another list is refused)
+
+    table: ClassVar[Table]
+    _by_id: ClassVar[Select[Any]]
+    _by_ids: ClassVar[Select[Any]]
+    _newest: ClassVar[NewestFirst]
+    _order: ClassVar[Order]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Built once per resource: PostgreSQL's fast path prepares each statement once.
+        table = cls.table = table_of(cls.model)
+        cls._by_id = select(*table.c).where(table.c.id == bindparam("row_id"), owned(table))
+        cls._by_ids = select(*table.c).where(owned(table), table.c.id.in_(bindparam("row_ids", expanding=True)))
+        cls._newest = NewestFirst(cls.model, time_column=cls.time_column)
+        cls._order = Order.newest_first(cls.kind, cls.model, cls.time_column)
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+
+    def get_readable_statement(self) -> Select[Any]:
+        """An ORM select of the entities the caller may see (every entity read starts here)."""
+        return readable(self.ctx, self.model)
+
+    async def get(self, row_id: uuid.UUID) -> R | None:
+        """One of the caller's rows, or None (another organisation's id is simply not found)."""
+        found = await rows(self.ctx, self._by_id, row_id=row_id)
+        record: R | None = self.record._make(found[0]) if found else None
+        return record
+
+    async def get_many(self, ids: list[uuid.UUID]) -> dict[uuid.UUID, R]:
+        """``{id: record}`` for the caller's rows among ``ids`` (DataLoaders); others are absent."""
+        found = await rows(self.ctx, self._by_ids, row_ids=list(ids))
+        make = self.record._make
+        return {row.id: make(row) for row in found}
+
+    async def page(self, params: PageWindow) -> Page[R]:
+        """A page/per_page list, newest first, with its total."""
+        return await self._newest.page(self.ctx, params)
+
+    async def grouped_by(
+        self, key: str, keys: list[uuid.UUID], newest: tuple[str, ...] = ("created_at", "id")
+    ) -> dict[uuid.UUID, list[R]]:
+        """``{key: [records…]}``, highest ``newest`` first, every requested key present (DataLoaders)."""
+        found = await rows(self.ctx, _by_keys(self.table, key, newest), batch_keys=list(keys))
+        out: dict[uuid.UUID, list[R]] = {k: [] for k in keys}
+        make = self.record._make
+        for row in found:
+            out[getattr(row, key)].append(make(row))
+        return out
+
+    async def slice(self, *where: ColumnElement[bool], **relay: Any) -> Slice[R]:
+        """A cursor list (first/after, last/before), newest first; ``where`` narrows it (one
+        workspace's rows)."""
+        order = self._order
+        win = window(order, **relay)
+        scoped = [owned_by(self.ctx, self.table), *where]
+        return await keyset_slice(self.ctx.db, self.model, scoped, order, win)
+
+    async def load(self, session: AsyncSession, row_id: uuid.UUID, *, for_update: bool = False) -> M | None:
+        """The entity, in a unit of work's session; ``for_update`` locks its row (PostgreSQL) and
+        reads it again even if the session already holds it."""
+        stmt = self.get_readable_statement().where(self.table.c.id == row_id)
+        if for_update:
+            stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        found: M | None = (await session.execute(stmt)).scalar_one_or_none()
+        return found
+
+
+@cache
+def _by_keys(table: Table, key: str, newest: tuple[str, ...]) -> Select[Any]:
+    """The caller's rows whose ``key`` is among ``:batch_keys``, highest ``newest`` first; built once."""
+    return (
+        select(*table.c)
+        .where(owned(table), table.c[key].in_(bindparam("batch_keys", expanding=True)))
+        .order_by(*(table.c[name].desc() for name in newest))
+    )

@@ -1,0 +1,181 @@
+"""Persistence has one home (DESIGN.md §19): read from the source, with ``ast``.
+
+Outside ``evidence_gateway/store/`` no module writes SQL text (``text(...)``, ``DDL(...)``,
+``exec_driver_sql``, a string that is a statement), imports a database driver (asyncpg,
+aiosqlite, sqlite3) or a dialect, or branches on the database (``is_sqlite``, ``.dialect``,
+``dialect=``). Inside it, a library's private attributes are reached from ``store/internals.py``
+only. Each failure names the file, the line and what was found.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from evidence_gateway.calculation import RowResult, ShipmentInput
+from evidence_gateway.models import Shipment, ShipmentEmission
+from evidence_gateway.models.base import table_of
+from evidence_gateway.store import internals, shipment_results
+
+PACKAGE = Path(__file__).resolve().parent.parent / "evidence_gateway"
+STORE = PACKAGE / "store"
+
+DRIVERS = {"asyncpg", "aiosqlite", "sqlite3"}
+SQL_CALLS = {"text", "DDL", "exec_driver_sql", "literal_column"}
+DIALECT_NAMES = {"is_sqlite", "dialect", "get_backend_name"}
+PRIVATE = {*internals.AIOSQLITE_PRIVATE, *internals.SQLALCHEMY_PRIVATE, "_execute", "_cached_result_processor"}
+# A statement: an upper-case SQL verb opening the string, then the word that makes it one.
+STATEMENT = re.compile(
+    r"^\s*(SELECT\b.*\bFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|WITH\s+\w+\s+AS|"
+    r"(CREATE|ALTER|DROP)\s+(TABLE|INDEX)|PRAGMA\s|BEGIN\b)",
+    re.S,
+)
+
+# The exceptions, each with its reason.
+ALLOWED: dict[tuple[str, str], str] = {
+    ("cli/support.py", "get_backend_name"): "checking a URL's backend before any driver loads",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.what}"
+
+
+def _modules(root: Path) -> Iterator[tuple[str, ast.Module]]:
+    for path in sorted(root.rglob("*.py")):
+        yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the string constants that are docstrings (prose may name SQL)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def _called_name(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _outside_store(path: str, tree: ast.Module) -> Iterator[Finding]:
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top in DRIVERS or alias.name.startswith("sqlalchemy.dialects"):
+                    yield Finding(path, line, f"import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.split(".")[0] in DRIVERS or node.module.startswith("sqlalchemy.dialects"):
+                yield Finding(path, line, f"from {node.module} import")
+            elif node.module.startswith("sqlalchemy"):
+                for alias in node.names:
+                    if alias.name in SQL_CALLS:
+                        yield Finding(path, line, f"imports SQL text constructor {alias.name}")
+        elif isinstance(node, ast.Call):
+            name = _called_name(node)
+            if name in SQL_CALLS:
+                yield Finding(path, line, name)
+            for keyword in node.keywords:
+                if keyword.arg == "dialect":
+                    yield Finding(path, line, "dialect=")
+        elif isinstance(node, ast.Attribute) and node.attr in DIALECT_NAMES:
+            yield Finding(path, line, node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            if STATEMENT.match(node.value):
+                yield Finding(path, line, f"SQL text {node.value.strip()[:40]!r}")
+
+
+def _private(path: str, tree: ast.Module) -> Iterator[Finding]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in PRIVATE:
+            yield Finding(path, node.lineno, f"private attribute {node.attr}")
+
+
+def _allowed(finding: Finding) -> bool:
+    what = finding.what.split()[-1] if finding.what.startswith("imports") else finding.what
+    return (finding.path, what) in ALLOWED
+
+
+def _all_outside() -> list[Finding]:
+    return [f for path, tree in _modules(PACKAGE) if not path.startswith("store/") for f in _outside_store(path, tree)]
+
+
+def test_sql_drivers_and_dialect_branches_live_in_the_store() -> None:
+    found = [str(f) for f in _all_outside() if not _allowed(f)]
+    assert found == [], "move these into evidence_gateway/store/ (a repository method or a store module):\n" + (
+        "\n".join(found)
+    )
+
+
+def test_every_exception_is_still_needed() -> None:
+    seen = {(f.path, f.what.split()[-1] if f.what.startswith("imports") else f.what) for f in _all_outside()}
+    stale = sorted(f"{path}: {what}" for path, what in ALLOWED if (path, what) not in seen)
+    assert stale == [], f"no longer found: remove from ALLOWED: {stale}"
+
+
+def test_private_internals_are_reached_from_one_module() -> None:
+    found = [str(f) for path, tree in _modules(PACKAGE) if path != "store/internals.py" for f in _private(path, tree)]
+    assert found == [], "reach private attributes through store/internals.py only:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        ("import asyncpg\n", "import asyncpg"),
+        ("from aiosqlite import connect\n", "from aiosqlite import"),
+        ("from sqlalchemy import text\n", "imports SQL text constructor text"),
+        ("x = db.is_sqlite\n", "is_sqlite"),
+        ("y = engine.dialect.name\n", "dialect"),
+        ("q = 'SELECT id FROM workspace'\n", "SQL text 'SELECT id FROM workspace'"),
+        ("q = 'INSERT INTO event (id) VALUES (?)'\n", "SQL text 'INSERT INTO event (id) VALUES (?)'"),
+        ("ddl.execute_if(dialect='postgresql')\n", "dialect="),
+    ],
+)
+def test_the_guard_sees_what_it_looks_for(source: str, what: str) -> None:
+    found = [f.what for f in _outside_store("resolvers/x.py", ast.parse(source))]
+    assert what in found
+
+
+def test_prose_naming_sql_is_not_sql() -> None:
+    source = '"""SELECT rows FROM the log, as docs say."""\nmessage = "select the workspace from the list"\n'
+    assert list(_outside_store("resolvers/x.py", ast.parse(source))) == []
+
+
+# ---- columns bound by name ------------------------------------------------------------------------
+
+
+def test_the_calculation_reads_shipment_columns_by_the_engine_s_names() -> None:
+    assert set(ShipmentInput._fields) <= set(table_of(Shipment).c.keys())
+    assert shipment_results.SHIPMENT_COLUMNS == ShipmentInput._fields
+
+
+def test_every_stored_result_column_is_one_the_engine_names_or_the_store_adds() -> None:
+    columns = set(table_of(ShipmentEmission).c.keys())
+    assert set(shipment_results.EMISSION_COLUMNS) == columns, (
+        "shipment_emission's columns and RowResult's fields (plus the ids the store adds) differ: "
+        f"{sorted(columns ^ set(shipment_results.EMISSION_COLUMNS))}"
+    )
+    assert len(shipment_results.EMISSION_COLUMNS) == len(set(shipment_results.EMISSION_COLUMNS))
+    assert not set(shipment_results.EMISSION_IDS) & set(RowResult._fields)
