@@ -19,14 +19,18 @@ import enum
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.core.jsoncodec import dumps
+from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.tlog import leaf_bytes
 from evidence_gateway.errors import InvalidInput
+from evidence_gateway.store import tlog as tlog_sql
 from evidence_gateway.store.db import Database, driver_connection
 
 
@@ -97,16 +101,21 @@ counter AS (
     ON CONFLICT (org_id) DO UPDATE SET last_sequence = event_counter.last_sequence + EXCLUDED.last_sequence
     -- Wakes every node's LISTEN connection when (and only if) this transaction commits.
     RETURNING last_sequence, pg_notify('evidence_events', CAST(event_counter.org_id AS text))
+),
+appended AS (
+    INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
+                       workspace_id, data)
+    SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
+           e.workspace_id, e.data::json
+    FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
+        AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
+    RETURNING id, sequence
 )
-INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
-                   workspace_id, data)
-SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
-       e.workspace_id, e.data::json
-FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
-    AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
 """
-# The parameters above are $1..$12; a new row's values follow.
-_POSTGRES_ROW_FIRST = 13
+# The events' leaves in the transparency log ($13: their hashes), in the same statement.
+_POSTGRES_LEAVES = tlog_sql.postgres_leaves(13)
+# The parameters above are $1..$13; a new row's values follow.
+_POSTGRES_ROW_FIRST = 14
 
 
 async def append(
@@ -165,34 +174,54 @@ def _postgres_statement(
     request_id: str | None,
     new_row: NewRow | None,
 ) -> tuple[Any, ...]:
+    at = utcnow()
+    ids = [uuid.uuid4() for _ in events]
     return (
         _postgres_append(new_row.table if new_row is not None else None),
         org_id,
         len(events),
-        utcnow(),
+        at,
         actor,
         request_id,
-        [uuid.uuid4() for _ in events],
+        ids,
         list(range(1, len(events) + 1)),
         [e.type.value for e in events],
         [e.subject_type for e in events],
         [e.subject_id for e in events],
         [e.workspace_id for e in events],
         [e.data for e in events],
+        _leaf_hashes(events, ids, at, actor, request_id),
         *(new_row.values if new_row is not None else ()),
     )
 
 
+def _leaf_hashes(
+    events: list[PendingEvent], ids: list[uuid.UUID], at: datetime, actor: uuid.UUID | None, request_id: str | None
+) -> list[bytes]:
+    """Each event's leaf hash in its organisation's transparency log (core/tlog.py)."""
+    return [
+        leaf_hash(leaf_bytes(id=i, type=e.type.value, occurred_at=at, actor=actor, request_id=request_id,
+                             subject_type=e.subject_type, subject_id=e.subject_id, workspace_id=e.workspace_id,
+                             data=e.data))
+        for i, e in zip(ids, events, strict=True)
+    ]  # fmt: skip
+
+
 def _sqlite_rows(
     org_id: uuid.UUID, events: list[PendingEvent], actor: uuid.UUID | None, request_id: str | None
-) -> list[tuple[Any, ...]]:
+) -> tuple[list[tuple[Any, ...]], list[tuple[bytes, str]]]:
+    """The event rows and their leaves (hash, event id)."""
+    now = utcnow()
+    ids = [uuid.uuid4() for _ in events]
     # Stored as SQLAlchemy stores them on SQLite: hex uuids, naive UTC times, JSON text.
-    at = utcnow().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
-    return [
-        (uuid.uuid4().hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
+    at = now.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    rows = [
+        (i.hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
          e.subject_type, e.subject_id.hex, e.workspace_id.hex if e.workspace_id else None, e.data)
-        for e in events
+        for i, e in zip(ids, events, strict=True)
     ]  # fmt: skip
+    hashes = _leaf_hashes(events, ids, now, actor, request_id)
+    return rows, [(h, i.hex) for h, i in zip(hashes, ids, strict=True)]
 
 
 _POSTGRES_APPENDS: dict[Table | None, str] = {}
@@ -204,7 +233,7 @@ def _postgres_append(table: Table | None) -> str:
     sql = _POSTGRES_APPENDS.get(table)
     if sql is None:
         row = "" if table is None else f" new_row AS ({_insert_sql(table, _POSTGRES_ROW_FIRST)}),"
-        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}"
+        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}{_POSTGRES_LEAVES}"
     return sql
 
 
@@ -223,7 +252,9 @@ def _insert_sql(table: Table, first: int) -> str:
     return sql
 
 
-def _queue_sqlite(driver: Any, new_row: NewRow | None, rows: list[tuple[Any, ...]]) -> asyncio.Future[None]:
+def _queue_sqlite(
+    driver: Any, new_row: NewRow | None, appended: tuple[list[tuple[Any, ...]], list[tuple[bytes, str]]]
+) -> asyncio.Future[None]:
     """Put the inserts on aiosqlite's worker queue (as SQLAlchemy's own adapter does for what
     aiosqlite has no call for), ahead of the commit the caller issues next.
 
@@ -239,8 +270,10 @@ def _queue_sqlite(driver: Any, new_row: NewRow | None, rows: list[tuple[Any, ...
         try:
             if new_row is not None:
                 sqlite.execute(_insert_sql(new_row.table, 0), new_row.values)
+            rows, leaves = appended
             if rows:
                 sqlite.executemany(_SQLITE_APPEND, rows)
+                sqlite.executemany(tlog_sql.SQLITE_LEAF, leaves)
         except BaseException:
             sqlite.rollback()
             raise
