@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evidence_gateway.web.proxies import HEADERS as PROXY_HEADERS
@@ -128,6 +128,16 @@ class Settings(BaseSettings):
     graphql_persisted_query_cache_bytes: int = Field(default=8 * 1024 * 1024, ge=0)
     # A JSON file of sha256 -> document: when set, only those documents run (schema/persisted.py).
     graphql_trusted_documents: str = ""
+    # The instance's Ed25519 signing key of log checkpoints and pack seals, from outside (a secret
+    # manager): a PEM file, or the PEM / base64 raw key itself. Unset: generated and kept in the
+    # database (docs/verification.md, "Keys"). Never logged, never answered.
+    signing_key_file: str = ""
+    signing_key: SecretStr = SecretStr("")
+    # The signer name in checkpoints' signature lines and the origin prefix of each organisation's
+    # log; unset: the host of EVIDENCE_PUBLIC_BASE_URL.
+    log_name: str = ""
+    # How often a node signs a checkpoint of each organisation's log while it grows.
+    checkpoint_seconds: float = Field(default=10.0, gt=0)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

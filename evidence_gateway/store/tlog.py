@@ -4,14 +4,21 @@ events, the leaves and checkpoints read back, and the backfill of migration 0011
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Text, bindparam, cast, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import col
 
 from evidence_gateway.core.merkle import leaf_hash
-from evidence_gateway.core.timeutil import as_aware
+from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.tlog import leaf_bytes
+from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint, TlogLeaf
+from evidence_gateway.models.base import table_of
+from evidence_gateway.store.db import Database
 
 # SQLite, in the event append's own call on the driver's thread: each event's leaf at
 # ``sequence - 1``, found by the event's id (its primary key) just inserted.
@@ -72,3 +79,133 @@ def _leaf_of_row(row: Any) -> bytes:
         workspace_id=_uuid(row.workspace_id),
         data=row.data,
     )
+
+
+# ---- reads and writes of the running server --------------------------------------------------
+
+
+async def leaves(db: Database, org_id: uuid.UUID, size: int) -> list[bytes]:
+    """The organisation's first ``size`` leaf hashes, in index order."""
+    rows = await db.fetch(
+        select(col(TlogLeaf.hash))
+        .where(col(TlogLeaf.org_id) == bindparam("org"), col(TlogLeaf.idx) < bindparam("size"))
+        .order_by(col(TlogLeaf.idx)),
+        {"org": org_id, "size": size},
+    )
+    return [bytes(r[0]) for r in rows]
+
+
+async def tree_size(db: Database, org_id: uuid.UUID) -> int:
+    """Leaves committed: gapless like the events they hash, so the highest index + 1."""
+    rows = await db.fetch(
+        select(func.max(col(TlogLeaf.idx))).where(col(TlogLeaf.org_id) == bindparam("org")), {"org": org_id}
+    )
+    top = rows[0][0] if rows else None
+    return 0 if top is None else int(top) + 1
+
+
+async def grown_logs(db: Database) -> list[tuple[uuid.UUID, int]]:
+    """Each organisation whose tree is larger than its latest checkpoint, with the tree's size:
+    one index seek per organisation for each maximum, never a scan of the leaves."""
+    org = table_of(Organization)
+    top = select(func.max(col(TlogLeaf.idx))).where(col(TlogLeaf.org_id) == org.c.id).scalar_subquery()
+    signed = select(func.max(col(TlogCheckpoint.size))).where(col(TlogCheckpoint.org_id) == org.c.id).scalar_subquery()
+    rows = await db.fetch(select(org.c.id, top, signed), {})
+    return [(r[0], int(r[1]) + 1) for r in rows if r[1] is not None and int(r[1]) + 1 > int(r[2] or 0)]
+
+
+async def checkpoint(db: Database, org_id: uuid.UUID, size: int | None = None) -> TlogCheckpoint | None:
+    """The checkpoint of ``size``, or the latest one."""
+    stmt = select(TlogCheckpoint).where(col(TlogCheckpoint.org_id) == bindparam("org"))
+    params: dict[str, Any] = {"org": org_id}
+    if size is not None:
+        stmt = stmt.where(col(TlogCheckpoint.size) == bindparam("size"))
+        params["size"] = size
+    async with db.read() as session:
+        found = await session.execute(stmt.order_by(col(TlogCheckpoint.size).desc()).limit(1), params)
+        return found.scalars().first()
+
+
+async def store_checkpoint(db: Database, row: TlogCheckpoint) -> TlogCheckpoint:
+    """Kept once per size: two nodes signing the same size keep the first (both are valid)."""
+    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    values = {c: getattr(row, c) for c in ("org_id", "size", "root", "key_id", "note", "issued_at")}
+    async with db.write() as session:
+        await session.execute(insert(TlogCheckpoint).values(**values).on_conflict_do_nothing())
+    stored = await checkpoint(db, row.org_id, row.size)
+    assert stored is not None
+    return stored
+
+
+async def event_position(db: Database, org_id: uuid.UUID, event_id: uuid.UUID) -> Any | None:
+    """The event's row with its data as stored (JSON text), for its leaf; None if not the organisation's."""
+    rows = await db.fetch(
+        _event_columns().where(col(Event.org_id) == bindparam("org"), col(Event.id) == bindparam("id")),
+        {"org": org_id, "id": event_id},
+    )
+    return rows[0] if rows else None
+
+
+async def events_of(db: Database, org_id: uuid.UUID, first: int, last: int) -> Sequence[Any]:
+    """Events ``first``..``last`` (sequences) with their data as stored, in order."""
+    return await db.fetch(
+        _event_columns()
+        .where(col(Event.org_id) == bindparam("org"), col(Event.sequence).between(bindparam("a"), bindparam("b")))
+        .order_by(col(Event.sequence)),
+        {"org": org_id, "a": first, "b": last},
+    )
+
+
+def _event_columns() -> Any:
+    return select(
+        col(Event.id), col(Event.sequence), col(Event.type), col(Event.occurred_at), col(Event.actor),
+        col(Event.request_id), col(Event.subject_type), col(Event.subject_id), col(Event.workspace_id),
+        cast(col(Event.data), Text).label("data"),
+    )  # fmt: skip
+
+
+def leaf_of(row: Any) -> bytes:
+    """The canonical leaf of an event row read by ``event_position`` / ``events_of``."""
+    return _leaf_of_row(row)
+
+
+async def all_checkpoints(db: Database, org_id: uuid.UUID) -> list[TlogCheckpoint]:
+    async with db.read() as session:
+        found = await session.execute(
+            select(TlogCheckpoint).where(col(TlogCheckpoint.org_id) == org_id).order_by(col(TlogCheckpoint.size))
+        )
+        return list(found.scalars())
+
+
+async def organisations(db: Database) -> list[uuid.UUID]:
+    rows = await db.fetch(select(table_of(Organization).c.id), {})
+    return [r[0] for r in rows]
+
+
+# ---- the instance's keys -----------------------------------------------------------------------
+
+
+async def keys(db: Database) -> list[EvidenceKey]:
+    async with db.read() as session:
+        found = await session.execute(select(EvidenceKey).order_by(col(EvidenceKey.created_at)))
+        return list(found.scalars())
+
+
+async def record_key(db: Database, key_id: str, name: str, public: bytes, seed: str | None) -> None:
+    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    async with db.write() as session:
+        await session.execute(
+            insert(EvidenceKey)
+            .values(key_id=key_id, name=name, public_key=public, private_seed=seed, created_at=utcnow())
+            .on_conflict_do_nothing()
+        )
+
+
+async def retire_keys(db: Database, except_key_id: str) -> None:
+    """Generated keys other than the new one stop signing; their public halves stay."""
+    async with db.write() as session:
+        await session.execute(
+            update(EvidenceKey)
+            .where(col(EvidenceKey.key_id) != except_key_id, col(EvidenceKey.retired_at).is_(None))
+            .values(retired_at=utcnow(), private_seed=None)
+        )
