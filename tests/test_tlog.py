@@ -11,7 +11,8 @@ from typing import Any
 
 from evidence_gateway.core import merkle
 from evidence_gateway.proofs.notes import PublicKey, verify_checkpoint
-from tests.conftest import Api, create_workspace
+from tests.conftest import Api, Configured, create_workspace
+from tests.waiting import eventually
 
 
 def _b(value: str) -> bytes:
@@ -84,3 +85,15 @@ async def test_checkpoints_are_kept_and_consistent(api: Api) -> None:
     bad = await api.get("/api/v2/log/proof/consistency", params={"from": 2, "to": 7})
     assert bad.status_code == 404  # no checkpoint was issued at size 2
     assert (await api.get("/api/v2/log/proof/consistency", params={"from": "x", "to": 7})).status_code == 422
+
+
+async def test_each_node_signs_checkpoints_while_the_log_grows(configured: Configured) -> None:
+    async with configured(background_work=True, checkpoint_seconds=0.05) as api:
+        await create_workspace(api)
+
+        async def signed(size: int) -> bool:
+            return (await api.get("/api/v2/log/checkpoint", params={"size": size})).status_code == 200
+
+        await eventually(lambda: signed(1), "a checkpoint of the first event, signed by the worker")
+        await create_workspace(api, name="second")
+        await eventually(lambda: signed(2), "a checkpoint of the grown log")

@@ -55,6 +55,14 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
     return await store.store_checkpoint(db, row)
 
 
+async def checkpoint_grown(db: Database, settings: Settings) -> int:
+    """A checkpoint of each organisation's log that grew since its last one; how many were signed."""
+    grown = await store.grown_logs(db)
+    for org_id, _size in grown:
+        await issue_checkpoint(db, settings, org_id)
+    return len(grown)
+
+
 async def checkpoint(ctx: Ctx, size: Any = None) -> TlogCheckpoint:
     """The checkpoint of ``size`` (one issued earlier), or a current one (issued now if the log grew)."""
     if size is None or size == "":
