@@ -97,3 +97,23 @@ async def test_each_node_signs_checkpoints_while_the_log_grows(configured: Confi
         await eventually(lambda: signed(1), "a checkpoint of the first event, signed by the worker")
         await create_workspace(api, name="second")
         await eventually(lambda: signed(2), "a checkpoint of the grown log")
+
+
+async def test_graphql_serves_the_same_log(api: Api, api_b: Api) -> None:
+    await create_workspace(api)
+    await create_workspace(api)
+    event = (await api.get("/api/v2/events")).json()["data"][0]
+    rest = (await api.get("/api/v2/log/proof/inclusion", params={"event": event["id"]})).json()["data"]
+    body = await api.gql(
+        "query($e: UUID!) { logInclusionProof(eventId: $e) { sequence leafIndex treeSize leafHash leaf auditPath "
+        "checkpoint { size rootHash keyId note } } logCheckpoint(size: 2) { note } "
+        "logConsistencyProof(fromSize: 2, toSize: 2) { proof } }",
+        {"e": event["id"]},
+    )
+    assert "errors" not in body, body
+    proof = body["data"]["logInclusionProof"]
+    assert proof["leaf"] == rest["leaf"] and proof["auditPath"] == rest["audit_path"]
+    assert proof["checkpoint"]["note"] == rest["checkpoint"]["note"] == body["data"]["logCheckpoint"]["note"]
+    assert body["data"]["logConsistencyProof"]["proof"] == []
+    other = await api_b.gql("query($e: UUID!) { logInclusionProof(eventId: $e) { leaf } }", {"e": event["id"]})
+    assert other["errors"][0]["extensions"]["code"] == "NOT_FOUND"
