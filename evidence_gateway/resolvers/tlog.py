@@ -16,6 +16,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.proofs.notes import Checkpoint, sign_note
+from evidence_gateway.resolvers import seals
 from evidence_gateway.resolvers.events import ADMIN_ONLY_DATA
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.settings import Settings
@@ -52,7 +53,10 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
     key = await evidence_keys.signing_key(db, settings)
     note = sign_note(Checkpoint(evidence_keys.origin(settings, org_id), size, root).text(), key)
     row = TlogCheckpoint(org_id=org_id, size=size, root=root, key_id=key.key_id, note=note, issued_at=utcnow())
-    return await store.store_checkpoint(db, row)
+    stored = await store.store_checkpoint(db, row)
+    # The packs' events the checkpoint newly covers get their statements (each range once).
+    await seals.seal_new_events(db, settings, org_id, latest.size if latest is not None else 0, size)
+    return stored
 
 
 async def checkpoint_grown(db: Database, settings: Settings) -> int:

@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from evidence_gateway.core import evidence_keys
 from evidence_gateway.models import TlogCheckpoint
-from evidence_gateway.resolvers import tlog
+from evidence_gateway.resolvers import bundles, tlog
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope
 
 
@@ -102,3 +102,17 @@ routes = [
     Route("/v2/log/proof/consistency", get_consistency, methods=["GET"]),
 ]
 well_known = [Route("/.well-known/evidence-keys", evidence_keys_document, methods=["GET"])]
+
+
+async def get_bundle(request: Request) -> Response:
+    """GET /v2/packs/{id}/bundle: the pack's verifiable bundle (zip)."""
+    ctx = await caller(request)
+    name, content = await bundles.pack_bundle(ctx, request.path_params["id"])
+    return Response(
+        content,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+routes.append(Route("/v2/packs/{id}/bundle", get_bundle, methods=["GET"]))
