@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from evidence_gateway.auth import Scope
+from evidence_gateway.cli import verify
 from evidence_gateway.cli.support import (
     CliError,
     HelpFormatter,
@@ -423,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     assets = command(sub, "graphiql-assets", "fetch GraphiQL's pinned scripts (npm pack) for offline use")
     assets.add_argument("--dir", default=None, help="default: EVIDENCE_GRAPHIQL_ASSETS_DIR, else ./.graphiql-assets")
     assets.set_defaults(func=cmd_graphiql_assets)
+
+    verify.register(sub, command, db_option)
     return parser
 
 
