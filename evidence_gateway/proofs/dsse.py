@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from evidence_gateway.proofs.notes import PublicKey, SigningKey
+from evidence_gateway.proofs.notes import PublicKey, SigningKey, b64decode
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -49,7 +49,7 @@ def open_envelope(envelope: Any, keys: list[PublicKey]) -> tuple[dict[str, Any],
     if not isinstance(envelope, dict) or envelope.get("payloadType") != PAYLOAD_TYPE:
         raise EnvelopeError("not an in-toto DSSE envelope")
     try:
-        payload = base64.b64decode(str(envelope["payload"]), validate=True)
+        payload = b64decode(str(envelope["payload"]))
         signatures = list(envelope["signatures"])
     except (KeyError, TypeError, ValueError):
         raise EnvelopeError("malformed envelope") from None
@@ -58,7 +58,7 @@ def open_envelope(envelope: Any, keys: list[PublicKey]) -> tuple[dict[str, Any],
     for signature in signatures:
         key = by_id.get(str(signature.get("keyid")) if isinstance(signature, dict) else "")
         try:
-            sig = base64.b64decode(str(signature["sig"]), validate=True)
+            sig = b64decode(str(signature["sig"]))
         except (KeyError, TypeError, ValueError):
             continue
         if key is not None and key.verify(sig, message):

@@ -27,6 +27,15 @@ class NoteError(ValueError):
     """A note or checkpoint that is malformed or carries no valid signature of a known key."""
 
 
+def b64decode(text: str) -> bytes:
+    """Base64 that only its one canonical spelling decodes: otherwise a changed last character
+    (bits past the data) or padding would decode to the same bytes and go unnoticed."""
+    raw = base64.b64decode(text, validate=True)
+    if base64.b64encode(raw).decode() != text:
+        raise ValueError("not canonical base64")
+    return raw
+
+
 def key_hash(name: str, public: bytes) -> bytes:
     """The 4-byte key id of signed-note: SHA-256(name || "\\n" || 0x01 || public key)[:4]."""
     return hashlib.sha256(name.encode() + b"\n" + ED25519 + public).digest()[:4]
@@ -59,7 +68,7 @@ class PublicKey:
     def from_vkey(cls, vkey: str) -> PublicKey:
         try:
             name, hash_hex, key_b64 = vkey.strip().split("+", 2)
-            raw = base64.b64decode(key_b64, validate=True)
+            raw = b64decode(key_b64)
         except ValueError:
             raise NoteError("not a verifier key") from None
         if raw[:1] != ED25519 or len(raw) != 33 or not _NAME.match(name):
@@ -141,7 +150,7 @@ def open_note(note: str, keys: list[PublicKey]) -> tuple[str, PublicKey]:
             raise NoteError("malformed signature line")
         name, _, blob = line[len(_DASH) :].partition(" ")
         try:
-            raw = base64.b64decode(blob, validate=True)
+            raw = b64decode(blob)
         except ValueError:
             raise NoteError("malformed signature") from None
         key = by_id.get((name, raw[:4]))
@@ -168,7 +177,7 @@ class Checkpoint:
         if not size.isdigit() or (size.startswith("0") and size != "0"):
             raise NoteError("malformed tree size")
         try:
-            root = base64.b64decode(lines[2], validate=True)
+            root = b64decode(lines[2])
         except ValueError:
             raise NoteError("malformed root hash") from None
         if len(root) != 32:

@@ -64,7 +64,7 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
             zf.writestr(f"log/proofs/{statement.event_sequence}.json", _json(proof))
         zf.writestr("log/checkpoint.txt", checkpoint.note)
         keys = [
-            {"key_id": row.key_id, "vkey": evidence_keys.public_of(row).vkey, "retired_at": row.retired_at}
+            {"key_id": row.key_id, "vkey": evidence_keys.public_of(row).vkey}
             for row in await evidence_keys.verifier_keys(ctx.db)
         ]
         zf.writestr("keys.json", _json({"keys": keys}))

@@ -118,7 +118,8 @@ async def _facts(db: Database, org_id: uuid.UUID, pack_id: uuid.UUID) -> dict[st
             if factors is None
             else {"id": str(factors.id), "code": factors.code, "name": factors.name, "source": factors.source},
             "engine_version": ENGINE_VERSION,
-            "artifact_order": [a.file_name or a.artifact_type for a in artifacts],
+            # In pack_hash order (docs/packs.md): the files' names in the bundle and their types.
+            "artifacts": [{"type": a.artifact_type, "name": a.file_name or a.artifact_type} for a in artifacts],
         },
     }
 
