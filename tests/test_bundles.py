@@ -4,6 +4,7 @@ files, seal, statements, proofs, checkpoint, leaves or manifest is caught by the
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import random
@@ -42,7 +43,6 @@ async def test_a_bundle_verifies_offline_and_names_what_it_proved(api: Api, api_
     # Pinned to the instance's published key, it verifies too; pinned to another, it does not.
     published = (await api.get("/.well-known/evidence-keys", key=None)).json()["keys"]
     assert verify_bundle(content, [PublicKey.from_vkey(k["vkey"]) for k in published]).pack_id == pack_id
-    stranger = "other+00000000+AQ" + "A" * 42 + "="
     with pytest.raises(VerificationError):
         verify_bundle(content, [PublicKey(name="x", public=b"\x01" * 32)])
     # Another organisation cannot have it.
@@ -50,7 +50,7 @@ async def test_a_bundle_verifies_offline_and_names_what_it_proved(api: Api, api_
     # The command: exit 0 and what was verified; exit 1 and the reason.
     good = tmp_path / "bundle.zip"
     good.write_bytes(content)
-    ok = subprocess.run([sys.executable, "-m", "evidence_gateway.cli", "verify", str(good)], capture_output=True, text=True)
+    ok = await _cli("verify", str(good))
     assert ok.returncode == 0, ok.stderr
     assert "VERIFIED" in ok.stdout and pack_id in ok.stdout
     changed = dict(entries)
@@ -58,9 +58,13 @@ async def test_a_bundle_verifies_offline_and_names_what_it_proved(api: Api, api_
     changed[name] = changed[name][:-1] + bytes([changed[name][-1] ^ 1])
     bad = tmp_path / "bad.zip"
     bad.write_bytes(_zip(changed))
-    refused = subprocess.run([sys.executable, "-m", "evidence_gateway.cli", "verify", str(bad)], capture_output=True, text=True)
+    refused = await _cli("verify", str(bad))
     assert refused.returncode == 1 and name in refused.stderr
-    del stranger
+
+
+async def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "evidence_gateway.cli", *args]
+    return await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
 
 
 def _zip(entries: dict[str, bytes]) -> bytes:
