@@ -473,6 +473,57 @@ def _download_content() -> dict[str, Any]:
     return content
 
 
+def _log_paths() -> dict[str, Any]:
+    """The transparency log and a pack's bundle (docs/verification.md); hashes are base64."""
+    b64 = string(description="Base64.")
+    checkpoint = obj(
+        {"origin": string(), "size": integer(minimum=0), "root_hash": b64, "key_id": string(),
+         "issued_at": string("date-time"), "note": string(description="The C2SP signed note.")}
+    )  # fmt: skip
+    size = {"name": "size", "in": "query", "schema": integer(minimum=0), "description": "A checkpoint's tree size."}
+    inclusion = obj(
+        {"event_id": uuid_(), "sequence": integer(minimum=1), "leaf_index": integer(minimum=0),
+         "tree_size": integer(minimum=1), "leaf_hash": b64, "leaf": nullable(b64), "audit_path": array(b64),
+         "checkpoint": checkpoint}
+    )  # fmt: skip
+    consistency = obj(
+        {"from_size": integer(minimum=0), "to_size": integer(minimum=0), "proof": array(b64),
+         "from_checkpoint": checkpoint, "to_checkpoint": checkpoint}
+    )  # fmt: skip
+    bundle = operation(
+        "getPackBundle",
+        "The pack's verifiable bundle (zip): files, seal, statements, checkpoint, proofs, keys",
+        (200, {}, "A zip; `evidence-gateway verify` checks it offline."),
+        (404, 409),
+        tag="packs",
+        params=[path_id("Pack")],
+        extension=True,
+    )
+    bundle["responses"]["200"]["content"] = {"application/zip": {"schema": _file("application/zip")}}
+    tag = "events"
+    return {
+        "/v2/log/checkpoint": {
+            "get": operation("getLogCheckpoint", "A signed checkpoint of the organisation's log",
+                             (200, data_envelope(checkpoint), "The checkpoint."), (404, 422), tag=tag,
+                             params=[size], extension=True)
+        },
+        "/v2/log/proof/inclusion": {
+            "get": operation("getLogInclusionProof", "An event's leaf and its audit path to a checkpoint",
+                             (200, data_envelope(inclusion), "The proof."), (404, 422), tag=tag,
+                             params=[{"name": "event", "in": "query", "schema": uuid_(), "required": True}, size],
+                             extension=True)
+        },
+        "/v2/log/proof/consistency": {
+            "get": operation("getLogConsistencyProof", "That one checkpoint's tree extends another's",
+                             (200, data_envelope(consistency), "The proof."), (404, 422), tag=tag,
+                             params=[{"name": "from", "in": "query", "schema": integer(minimum=0), "required": True},
+                                     {"name": "to", "in": "query", "schema": integer(minimum=0), "required": True}],
+                             extension=True)
+        },
+        "/v2/packs/{id}/bundle": {"get": bundle},
+    }  # fmt: skip
+
+
 def _download() -> dict[str, Any]:
     op = operation(
         "downloadArtifact",
@@ -668,6 +719,7 @@ def paths() -> dict[str, Any]:
             )
         },
         "/v2/artifacts/{id}/download": {"get": _download()},
+        **_log_paths(),
         "/v2/evidence-items": {
             "get": operation(
                 "listEvidenceItems",
