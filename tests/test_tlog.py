@@ -9,8 +9,11 @@ import base64
 import json
 from typing import Any
 
-from evidence_gateway.core import merkle
-from evidence_gateway.proofs.notes import PublicKey, verify_checkpoint
+from pydantic import SecretStr
+from starlette.applications import Starlette
+
+from evidence_gateway.core import evidence_keys, merkle
+from evidence_gateway.proofs.notes import PublicKey, SigningKey, verify_checkpoint
 from tests.conftest import Api, Configured, create_workspace
 from tests.waiting import eventually
 
@@ -117,3 +120,34 @@ async def test_graphql_serves_the_same_log(api: Api, api_b: Api) -> None:
     assert body["data"]["logConsistencyProof"]["proof"] == []
     other = await api_b.gql("query($e: UUID!) { logInclusionProof(eventId: $e) { leaf } }", {"e": event["id"]})
     assert other["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+async def test_rotation_keeps_old_checkpoints_verifying(app: Starlette, api: Api) -> None:
+    await create_workspace(api)
+    old = await _checkpoint(api)
+    rotated = await evidence_keys.rotate(app.state.db, app.state.settings)
+    await create_workspace(api, name="after rotation")
+    new = await _checkpoint(api)
+    assert new["key_id"] == rotated.key_id != old["key_id"]
+    keys = await _keys(api)
+    assert verify_checkpoint(old["note"], keys)[1].key_id == old["key_id"]
+    assert verify_checkpoint(new["note"], keys)[1].key_id == rotated.key_id
+    listed = (await api.get("/.well-known/evidence-keys", key=None)).json()["keys"]
+    assert [k["retired_at"] is not None for k in listed] == [True, False]
+
+
+async def test_a_key_from_outside_signs_and_is_never_shown(configured: Configured) -> None:
+    key = SigningKey.generate("ignored")
+    seed = base64.b64encode(key.seed()).decode()
+    async with configured(signing_key=SecretStr(seed), log_name="evidence.example") as api:
+        await create_workspace(api)
+        cp = await _checkpoint(api)
+        public = SigningKey.from_seed("evidence.example", key.seed()).public_key
+        assert verify_checkpoint(cp["note"], [public])[1] == public
+        assert cp["origin"].startswith("evidence.example/log/")
+        answers = [
+            (await api.get("/.well-known/evidence-keys", key=None)).text,
+            (await api.get("/api/v2/log/checkpoint")).text,
+            (await api.get("/api/v2/events")).text,
+        ]
+        assert not any(seed in answer for answer in answers)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence_gateway.cli.support import CliError, checked_database_url
+from evidence_gateway.core import evidence_keys
 from evidence_gateway.proofs.bundle import VerificationError, verify_bundle
 from evidence_gateway.proofs.notes import NoteError, PublicKey
 from evidence_gateway.resolvers import log_audit
@@ -67,6 +68,23 @@ def cmd_log_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_log_rotate_key(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    if settings.signing_key_file or settings.signing_key.get_secret_value():
+        raise CliError("the signing key comes from EVIDENCE_SIGNING_KEY(_FILE): replace it there and restart")
+    db = Database(checked_database_url(args.database_url or settings.database_url))
+
+    async def run() -> str:
+        try:
+            await migrate.prepare(db, migrate=False)
+            return (await evidence_keys.rotate(db, settings)).key_id
+        finally:
+            await db.dispose()
+
+    print(asyncio.run(run()))
+    return 0
+
+
 def register(
     sub: Any,
     command: Callable[[Any, str, str], argparse.ArgumentParser],
@@ -85,3 +103,6 @@ def register(
     check.add_argument("--key", action="append", metavar="VKEY", help=key_help)
     db_option(check)
     check.set_defaults(func=cmd_log_verify)
+    rotate = command(actions, "rotate-key", "sign with a new generated key from now on; print its key id")
+    db_option(rotate)
+    rotate.set_defaults(func=cmd_log_rotate_key)
