@@ -123,3 +123,16 @@ def _flip(value: bytes, bit: int) -> bytes:
     out = bytearray(value)
     out[bit // 8] ^= 1 << (bit % 8)
     return bytes(out)
+
+
+def test_a_frontier_extends_to_the_same_roots() -> None:
+    data = _data(70)
+    hashes = [leaf_hash(x) for x in data]
+    tree = Tree(hashes)
+    for old in range(0, 70, 3):
+        edge = merkle.frontier(tree, old)
+        assert merkle.root_of_frontier(edge) == tree.root(old)
+        for new in (old, old + 1, min(70, old + 9), 70):
+            grown = merkle.extend(edge, old, hashes[old:new])
+            assert grown == merkle.frontier(tree, new)
+            assert merkle.root_of_frontier(grown) == tree.root(new)

@@ -167,3 +167,38 @@ def verify_consistency(old: int, new: int, old_root: bytes, new_root: bytes, pro
         raise ProofError("consistency proof too short")
     if fr != old_root or sr != new_root:
         raise ProofError("consistency proof does not lead to both roots")
+
+
+def frontier(tree: Tree, size: int) -> list[bytes]:
+    """The hashes of the complete subtrees that make up the tree of ``size``, largest first (the
+    "compact range" [0, size) of RFC 9162 implementations): enough to extend it without its leaves."""
+    out: list[bytes] = []
+    lo = 0
+    for bit in reversed(range(size.bit_length())):
+        width = 1 << bit
+        if size & width:
+            out.append(tree.hash(lo, lo + width))
+            lo += width
+    return out
+
+
+def extend(hashes: list[bytes], size: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """The frontier after appending ``leaves`` (leaf hashes) to a tree of ``size``."""
+    stack = list(hashes)
+    for leaf in leaves:
+        value, level = leaf, 0
+        while size >> level & 1:
+            value = node_hash(stack.pop(), value)
+            level += 1
+        stack.append(value)
+        size += 1
+    return stack
+
+
+def root_of_frontier(hashes: list[bytes]) -> bytes:
+    if not hashes:
+        return EMPTY_ROOT
+    value = hashes[-1]
+    for left in reversed(hashes[:-1]):
+        value = node_hash(left, value)
+    return value

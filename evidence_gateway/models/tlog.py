@@ -31,6 +31,9 @@ class TlogCheckpoint(SQLModel, table=True):
     org_id: uuid.UUID = Field(foreign_key="organization.id", primary_key=True)
     size: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
     root: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    # The complete subtrees' hashes at this size (32 bytes each, largest first): the next
+    # checkpoint hashes only the leaves added since (merkle.extend), never the whole log.
+    frontier: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     key_id: str = Field(max_length=16, nullable=False)
     note: str = Field(sa_column=Column(Text, nullable=False))
     issued_at: datetime = created_field()

@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlmodel import col
 
 from evidence_gateway.core import evidence_keys
-from evidence_gateway.core.merkle import Tree, leaf_hash
+from evidence_gateway.core.merkle import Tree, frontier, leaf_hash
 from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
 from evidence_gateway.packs import store as files
 from evidence_gateway.proofs import dsse
@@ -86,6 +86,8 @@ async def _audit_org(db: Database, org_id: uuid.UUID, keys: list[PublicKey], res
             problems.append(f"org {org_id}: checkpoint {cp.size}: stored columns differ from its signed note")
         if parsed.size > tree.size or tree.root(parsed.size) != parsed.root:
             problems.append(f"org {org_id}: checkpoint {parsed.size}: the events no longer hash to its signed root")
+        elif b"".join(frontier(tree, cp.size)) != bytes(cp.frontier):
+            problems.append(f"org {org_id}: checkpoint {cp.size}: its stored frontier is not the tree's")
     await _audit_packs(db, org_id, keys, tree, logged, problems)
     result.checked.append(f"org {org_id}: {len(recomputed)} events, {len(checkpoints)} checkpoints")
 

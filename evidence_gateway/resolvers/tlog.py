@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_gateway.auth import Scope
-from evidence_gateway.core import evidence_keys
+from evidence_gateway.core import evidence_keys, merkle
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.merkle import Tree
 from evidence_gateway.core.timeutil import utcnow
@@ -49,10 +49,15 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
     latest = await store.checkpoint(db, org_id)
     if latest is not None and latest.size >= size:
         return latest
-    root = Tree(await store.leaves(db, org_id, size)).root()
+    start = latest.size if latest is not None else 0
+    edge = _split_hashes(latest.frontier) if latest is not None else []
+    edge = merkle.extend(edge, start, await store.leaves(db, org_id, size, start))
+    root = merkle.root_of_frontier(edge)
     key = await evidence_keys.signing_key(db, settings)
     note = sign_note(Checkpoint(evidence_keys.origin(settings, org_id), size, root).text(), key)
-    row = TlogCheckpoint(org_id=org_id, size=size, root=root, key_id=key.key_id, note=note, issued_at=utcnow())
+    row = TlogCheckpoint(
+        org_id=org_id, size=size, root=root, frontier=b"".join(edge), key_id=key.key_id, note=note, issued_at=utcnow()
+    )
     stored = await store.store_checkpoint(db, row)
     # The packs' events the checkpoint newly covers get their statements (each range once).
     await seals.seal_new_events(db, settings, org_id, latest.size if latest is not None else 0, size)
@@ -113,6 +118,10 @@ async def consistency(ctx: Ctx, old: Any, new: Any) -> ConsistencyProof:
         raise NotFound("checkpoint not found")
     tree = Tree(await store.leaves(ctx.db, ctx.org_id, new_size))
     return ConsistencyProof(first, second, tree.consistency(old_size, new_size))
+
+
+def _split_hashes(joined: bytes) -> list[bytes]:
+    return [bytes(joined[i : i + 32]) for i in range(0, len(joined), 32)]
 
 
 def _size(value: Any, field: str) -> int:

@@ -84,13 +84,17 @@ def _leaf_of_row(row: Any) -> bytes:
 # ---- reads and writes of the running server --------------------------------------------------
 
 
-async def leaves(db: Database, org_id: uuid.UUID, size: int) -> list[bytes]:
-    """The organisation's first ``size`` leaf hashes, in index order."""
+async def leaves(db: Database, org_id: uuid.UUID, size: int, start: int = 0) -> list[bytes]:
+    """The organisation's leaf hashes ``start``..``size - 1``, in index order."""
     rows = await db.fetch(
         select(col(TlogLeaf.hash))
-        .where(col(TlogLeaf.org_id) == bindparam("org"), col(TlogLeaf.idx) < bindparam("size"))
+        .where(
+            col(TlogLeaf.org_id) == bindparam("org"),
+            col(TlogLeaf.idx) >= bindparam("start"),
+            col(TlogLeaf.idx) < bindparam("size"),
+        )
         .order_by(col(TlogLeaf.idx)),
-        {"org": org_id, "size": size},
+        {"org": org_id, "size": size, "start": start},
     )
     return [bytes(r[0]) for r in rows]
 
@@ -129,7 +133,7 @@ async def checkpoint(db: Database, org_id: uuid.UUID, size: int | None = None) -
 async def store_checkpoint(db: Database, row: TlogCheckpoint) -> TlogCheckpoint:
     """Kept once per size: two nodes signing the same size keep the first (both are valid)."""
     insert: Any = sqlite_insert if db.is_sqlite else pg_insert
-    values = {c: getattr(row, c) for c in ("org_id", "size", "root", "key_id", "note", "issued_at")}
+    values = {c: getattr(row, c) for c in ("org_id", "size", "root", "frontier", "key_id", "note", "issued_at")}
     async with db.write() as session:
         await session.execute(insert(TlogCheckpoint).values(**values).on_conflict_do_nothing())
     stored = await checkpoint(db, row.org_id, row.size)

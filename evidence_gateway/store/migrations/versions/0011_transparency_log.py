@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("org_id", sa.Uuid(), nullable=False),
         sa.Column("size", sa.BigInteger(), autoincrement=False, nullable=False),
         sa.Column("root", sa.LargeBinary(), nullable=False),
+        sa.Column("frontier", sa.LargeBinary(), nullable=False),
         sa.Column("key_id", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
         sa.Column("note", sa.Text(), nullable=False),
         sa.Column("issued_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
