@@ -102,15 +102,14 @@ counter AS (
     -- Wakes every node's LISTEN connection when (and only if) this transaction commits.
     RETURNING last_sequence, pg_notify('evidence_events', CAST(event_counter.org_id AS text))
 ),
-appended AS (
-    INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
-                       workspace_id, data)
-    SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
-           e.workspace_id, e.data::json
-    FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
-        AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
-    RETURNING id, sequence
-)
+"""
+_POSTGRES_EVENTS = """
+INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
+                   workspace_id, data)
+SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
+       e.workspace_id, e.data::json
+FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
+    AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
 """
 # The events' leaves in the transparency log ($13: their hashes), in the same statement.
 _POSTGRES_LEAVES = tlog_sql.postgres_leaves(13)
@@ -233,7 +232,7 @@ def _postgres_append(table: Table | None) -> str:
     sql = _POSTGRES_APPENDS.get(table)
     if sql is None:
         row = "" if table is None else f" new_row AS ({_insert_sql(table, _POSTGRES_ROW_FIRST)}),"
-        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}{_POSTGRES_LEAVES}"
+        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}{_POSTGRES_LEAVES}{_POSTGRES_EVENTS}"
     return sql
 
 

@@ -18,7 +18,9 @@ class TlogLeaf(SQLModel, table=True):
 
     __tablename__ = "tlog_leaf"
 
-    org_id: uuid.UUID = Field(foreign_key="organization.id", primary_key=True)
+    # No foreign key: the event beside it has one, and a check per append costs every write a
+    # lookup (and, on PostgreSQL, a lock of the organisation's row).
+    org_id: uuid.UUID = Field(primary_key=True)
     idx: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
     hash: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 

@@ -26,11 +26,12 @@ SQLITE_LEAF = "INSERT INTO tlog_leaf (org_id, idx, hash) SELECT org_id, sequence
 
 
 def postgres_leaves(hashes_param: int) -> str:
-    """PostgreSQL: the tail of the append statement. The event insert above it is the CTE
-    ``appended`` (RETURNING id, sequence); ``$1`` is the organisation, ``$6`` the events' ids."""
+    """PostgreSQL: a CTE of the append statement, after ``counter``: each event's leaf at its
+    sequence - 1 (``$2`` events, ``$7`` their ordinals, ``$hashes_param`` their leaf hashes)."""
     return (
-        f"INSERT INTO tlog_leaf (org_id, idx, hash) SELECT $1, appended.sequence - 1, leaf.hash "
-        f"FROM appended JOIN unnest($6::uuid[], ${hashes_param}::bytea[]) AS leaf(id, hash) ON leaf.id = appended.id"
+        "leaves AS (\n    INSERT INTO tlog_leaf (org_id, idx, hash)\n"
+        "    SELECT $1, counter.last_sequence - $2::bigint + leaf.ord - 1, leaf.hash\n"
+        f"    FROM counter, unnest($7::bigint[], ${hashes_param}::bytea[]) AS leaf(ord, hash)\n)\n"
     )
 
 

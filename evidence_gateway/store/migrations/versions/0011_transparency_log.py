@@ -32,7 +32,6 @@ def upgrade() -> None:
         sa.Column("org_id", sa.Uuid(), nullable=False),
         sa.Column("idx", sa.BigInteger(), autoincrement=False, nullable=False),
         sa.Column("hash", sa.LargeBinary(), nullable=False),
-        sa.ForeignKeyConstraint(["org_id"], ["organization.id"]),
         sa.PrimaryKeyConstraint("org_id", "idx"),
     )
     op.create_table(
