@@ -24,7 +24,6 @@ from evidence_gateway.models import (
     ReportPack,
     SignedStatement,
     TlogCheckpoint,
-    TlogLeaf,
 )
 from evidence_gateway.models.base import table_of
 from evidence_gateway.resolvers import log_audit
@@ -110,8 +109,16 @@ async def test_every_edit_behind_the_servers_back_is_reported(app: Starlette, ap
             await undo()
 
     edits: dict[type, tuple[str, ...]] = {
-        Event: ("type", "request_id", "subject_type", "subject_id", "actor", "workspace_id", "occurred_at"),
-        TlogLeaf: ("hash",),
+        Event: (
+            "type",
+            "request_id",
+            "subject_type",
+            "subject_id",
+            "actor",
+            "workspace_id",
+            "occurred_at",
+            "leaf_hash",
+        ),
         TlogCheckpoint: ("note", "root", "frontier"),
         SignedStatement: ("envelope",),
         ReportPack: ("pack_hash",),
@@ -160,7 +167,7 @@ async def test_the_command_says_consistent_or_names_the_problem(app: Starlette, 
     ok = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "CONSISTENT" in ok.stdout
-    leaf = (await _rows(db, table_of(TlogLeaf)))[0]
-    await _set(db, table_of(TlogLeaf), leaf, "hash", b"\x00" * 32)
+    event = (await _rows(db, table_of(Event)))[0]
+    await _set(db, table_of(Event), event, "leaf_hash", b"\x00" * 32)
     bad = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
     assert bad.returncode == 1 and "does not hash to its leaf" in bad.stderr

@@ -30,7 +30,6 @@ from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.tlog import leaf_bytes
 from evidence_gateway.errors import InvalidInput
-from evidence_gateway.store import tlog as tlog_sql
 from evidence_gateway.store.db import Database, driver_connection
 
 
@@ -92,8 +91,8 @@ class NewRow:
 
 _SQLITE_APPEND = (
     "INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
-    "workspace_id, data) VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM event WHERE org_id = ?), "
-    "?, ?, ?, ?, ?, ?, ?, ?)"
+    "workspace_id, data, leaf_hash) VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM event WHERE org_id = ?), "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _POSTGRES_COUNTER = """
 counter AS (
@@ -101,19 +100,16 @@ counter AS (
     ON CONFLICT (org_id) DO UPDATE SET last_sequence = event_counter.last_sequence + EXCLUDED.last_sequence
     -- Wakes every node's LISTEN connection when (and only if) this transaction commits.
     RETURNING last_sequence, pg_notify('evidence_events', CAST(event_counter.org_id AS text))
-),
-"""
-_POSTGRES_EVENTS = """
+)
 INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
-                   workspace_id, data)
+                   workspace_id, data, leaf_hash)
 SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
-       e.workspace_id, e.data::json
-FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
-    AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
+       e.workspace_id, e.data::json, e.leaf_hash
+FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
+                     $13::bytea[])
+    AS e(id, ord, type, subject_type, subject_id, workspace_id, data, leaf_hash)
 """
-# The events' leaves in the transparency log ($13: their hashes), in the same statement.
-_POSTGRES_LEAVES = tlog_sql.postgres_leaves(13)
-# The parameters above are $1..$13; a new row's values follow.
+# The parameters above are $1..$13 ($13: the events' leaf hashes); a new row's values follow.
 _POSTGRES_ROW_FIRST = 14
 
 
@@ -208,19 +204,18 @@ def _leaf_hashes(
 
 def _sqlite_rows(
     org_id: uuid.UUID, events: list[PendingEvent], actor: uuid.UUID | None, request_id: str | None
-) -> tuple[list[tuple[Any, ...]], list[tuple[bytes, str]]]:
-    """The event rows and their leaves (hash, event id)."""
+) -> list[tuple[Any, ...]]:
+    """The event rows, each with its leaf hash."""
     now = utcnow()
     ids = [uuid.uuid4() for _ in events]
     # Stored as SQLAlchemy stores them on SQLite: hex uuids, naive UTC times, JSON text.
     at = now.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
-    rows = [
-        (i.hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
-         e.subject_type, e.subject_id.hex, e.workspace_id.hex if e.workspace_id else None, e.data)
-        for i, e in zip(ids, events, strict=True)
-    ]  # fmt: skip
     hashes = _leaf_hashes(events, ids, now, actor, request_id)
-    return rows, [(h, i.hex) for h, i in zip(hashes, ids, strict=True)]
+    return [
+        (i.hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
+         e.subject_type, e.subject_id.hex, e.workspace_id.hex if e.workspace_id else None, e.data, h)
+        for i, e, h in zip(ids, events, hashes, strict=True)
+    ]  # fmt: skip
 
 
 _POSTGRES_APPENDS: dict[Table | None, str] = {}
@@ -232,7 +227,7 @@ def _postgres_append(table: Table | None) -> str:
     sql = _POSTGRES_APPENDS.get(table)
     if sql is None:
         row = "" if table is None else f" new_row AS ({_insert_sql(table, _POSTGRES_ROW_FIRST)}),"
-        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}{_POSTGRES_LEAVES}{_POSTGRES_EVENTS}"
+        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}"
     return sql
 
 
@@ -251,9 +246,7 @@ def _insert_sql(table: Table, first: int) -> str:
     return sql
 
 
-def _queue_sqlite(
-    driver: Any, new_row: NewRow | None, appended: tuple[list[tuple[Any, ...]], list[tuple[bytes, str]]]
-) -> asyncio.Future[None]:
+def _queue_sqlite(driver: Any, new_row: NewRow | None, rows: list[tuple[Any, ...]]) -> asyncio.Future[None]:
     """Put the inserts on aiosqlite's worker queue (as SQLAlchemy's own adapter does for what
     aiosqlite has no call for), ahead of the commit the caller issues next.
 
@@ -269,10 +262,8 @@ def _queue_sqlite(
         try:
             if new_row is not None:
                 sqlite.execute(_insert_sql(new_row.table, 0), new_row.values)
-            rows, leaves = appended
             if rows:
                 sqlite.executemany(_SQLITE_APPEND, rows)
-                sqlite.executemany(tlog_sql.SQLITE_LEAF, leaves)
         except BaseException:
             sqlite.rollback()
             raise

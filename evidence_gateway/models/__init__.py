@@ -27,7 +27,7 @@ from evidence_gateway.models.packs import (
     ReportPack,
 )
 from evidence_gateway.models.persisted_queries import PersistedQuery
-from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint, TlogLeaf
+from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
@@ -45,7 +45,6 @@ __all__ = [
     "EvidenceKey",
     "SignedStatement",
     "TlogCheckpoint",
-    "TlogLeaf",
     "PersistedQuery",
     "ApiKey",
     "ApprovalAction",

@@ -1,5 +1,5 @@
-"""The transparency log over each organisation's events, its signed checkpoints, the instance's
-signing keys and the signed statements of packs (docs/verification.md)."""
+"""The transparency log's signed checkpoints (its leaves are the events' ``leaf_hash``), the
+instance's signing keys and the signed statements of packs (docs/verification.md)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,6 @@ from sqlalchemy import BigInteger, Column, Index, LargeBinary, Text, UniqueConst
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.models.base import created_field, id_field, org_fk
-
-
-class TlogLeaf(SQLModel, table=True):
-    """Leaf ``idx`` of the organisation's Merkle tree: the hash of event ``sequence = idx + 1``,
-    written in the event's own transaction. 32 bytes an event answer every proof."""
-
-    __tablename__ = "tlog_leaf"
-
-    # No foreign key: the event beside it has one, and a check per append costs every write a
-    # lookup (and, on PostgreSQL, a lock of the organisation's row).
-    org_id: uuid.UUID = Field(primary_key=True)
-    idx: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
-    hash: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
 class TlogCheckpoint(SQLModel, table=True):

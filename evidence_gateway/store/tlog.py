@@ -1,5 +1,5 @@
-"""Every SQL statement of the transparency log (models/tlog.py): leaves written with their
-events, the leaves and checkpoints read back, and the backfill of migration 0011."""
+"""Every SQL statement of the transparency log (models/tlog.py) but the append's own: leaves
+(the events' ``leaf_hash``) and checkpoints read back, keys, and the backfill of migration 0011."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Text, bindparam, cast, func, select, text, update
+from sqlalchemy import Connection, Text, Uuid, bindparam, cast, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
@@ -16,24 +16,9 @@ from sqlmodel import col
 from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.tlog import leaf_bytes
-from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint, TlogLeaf
+from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.db import Database
-
-# SQLite, in the event append's own call on the driver's thread: each event's leaf at
-# ``sequence - 1``, found by the event's id (its primary key) just inserted.
-SQLITE_LEAF = "INSERT INTO tlog_leaf (org_id, idx, hash) SELECT org_id, sequence - 1, ? FROM event WHERE id = ?"
-
-
-def postgres_leaves(hashes_param: int) -> str:
-    """PostgreSQL: a CTE of the append statement, after ``counter``: each event's leaf at its
-    sequence - 1 (``$2`` events, ``$7`` their ordinals, ``$hashes_param`` their leaf hashes)."""
-    return (
-        "leaves AS (\n    INSERT INTO tlog_leaf (org_id, idx, hash)\n"
-        "    SELECT $1, counter.last_sequence - $2::bigint + leaf.ord - 1, leaf.hash\n"
-        f"    FROM counter, unnest($7::bigint[], ${hashes_param}::bytea[]) AS leaf(ord, hash)\n)\n"
-    )
-
 
 _EVENTS_FOR_LEAVES = {
     "sqlite": "SELECT id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
@@ -44,17 +29,17 @@ _EVENTS_FOR_LEAVES = {
 
 
 def backfill_leaves(connection: Connection) -> None:
-    """Migration 0011: a leaf for every event already stored (events are never rewritten)."""
+    """Migration 0011: the leaf hash of every event already stored (events are never rewritten)."""
     dialect = connection.dialect.name
-    insert = text("INSERT INTO tlog_leaf (org_id, idx, hash) VALUES (:org_id, :idx, :hash)")
+    update_leaf = text("UPDATE event SET leaf_hash = :hash WHERE id = :id").bindparams(bindparam("id", type_=Uuid()))
     batch: list[dict[str, Any]] = []
     for row in connection.execute(text(_EVENTS_FOR_LEAVES[dialect])):
-        batch.append({"org_id": row.org_id, "idx": row.sequence - 1, "hash": leaf_hash(_leaf_of_row(row))})
+        batch.append({"id": _uuid(row.id), "hash": leaf_hash(_leaf_of_row(row))})
         if len(batch) >= 1000:
-            connection.execute(insert, batch)
+            connection.execute(update_leaf, batch)
             batch.clear()
     if batch:
-        connection.execute(insert, batch)
+        connection.execute(update_leaf, batch)
 
 
 def _uuid(value: Any) -> uuid.UUID | None:
@@ -86,37 +71,37 @@ def _leaf_of_row(row: Any) -> bytes:
 
 
 async def leaves(db: Database, org_id: uuid.UUID, size: int, start: int = 0) -> list[bytes]:
-    """The organisation's leaf hashes ``start``..``size - 1``, in index order."""
+    """The organisation's leaf hashes ``start``..``size - 1`` (events ``start + 1``..``size``), in order."""
     rows = await db.fetch(
-        select(col(TlogLeaf.hash))
+        select(col(Event.leaf_hash))
         .where(
-            col(TlogLeaf.org_id) == bindparam("org"),
-            col(TlogLeaf.idx) >= bindparam("start"),
-            col(TlogLeaf.idx) < bindparam("size"),
+            col(Event.org_id) == bindparam("org"),
+            col(Event.sequence) > bindparam("start"),
+            col(Event.sequence) <= bindparam("size"),
         )
-        .order_by(col(TlogLeaf.idx)),
+        .order_by(col(Event.sequence)),
         {"org": org_id, "size": size, "start": start},
     )
-    return [bytes(r[0]) for r in rows]
+    return [bytes(r[0]) if r[0] is not None else b"" for r in rows]
 
 
 async def tree_size(db: Database, org_id: uuid.UUID) -> int:
-    """Leaves committed: gapless like the events they hash, so the highest index + 1."""
+    """Events committed: gapless, so the highest sequence (one seek of (org_id, sequence))."""
     rows = await db.fetch(
-        select(func.max(col(TlogLeaf.idx))).where(col(TlogLeaf.org_id) == bindparam("org")), {"org": org_id}
+        select(func.max(col(Event.sequence))).where(col(Event.org_id) == bindparam("org")), {"org": org_id}
     )
     top = rows[0][0] if rows else None
-    return 0 if top is None else int(top) + 1
+    return 0 if top is None else int(top)
 
 
 async def grown_logs(db: Database) -> list[tuple[uuid.UUID, int]]:
     """Each organisation whose tree is larger than its latest checkpoint, with the tree's size:
-    one index seek per organisation for each maximum, never a scan of the leaves."""
+    one index seek per organisation for each maximum, never a scan of the events."""
     org = table_of(Organization)
-    top = select(func.max(col(TlogLeaf.idx))).where(col(TlogLeaf.org_id) == org.c.id).scalar_subquery()
+    top = select(func.max(col(Event.sequence))).where(col(Event.org_id) == org.c.id).scalar_subquery()
     signed = select(func.max(col(TlogCheckpoint.size))).where(col(TlogCheckpoint.org_id) == org.c.id).scalar_subquery()
     rows = await db.fetch(select(org.c.id, top, signed), {})
-    return [(r[0], int(r[1]) + 1) for r in rows if r[1] is not None and int(r[1]) + 1 > int(r[2] or 0)]
+    return [(r[0], int(r[1])) for r in rows if r[1] is not None and int(r[1]) > int(r[2] or 0)]
 
 
 async def checkpoint(db: Database, org_id: uuid.UUID, size: int | None = None) -> TlogCheckpoint | None:

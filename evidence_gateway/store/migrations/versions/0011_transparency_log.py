@@ -1,10 +1,10 @@
 """Transparency log: leaf hashes per organisation, signed checkpoints, signing keys, statements
 
-Each organisation's events become the leaves of an RFC 6962 Merkle tree (tlog_leaf, written with
-each event); checkpoints of the tree are signed and kept (tlog_checkpoint); the instance's
+Each organisation's events become the leaves of an RFC 6962 Merkle tree (event.leaf_hash, written
+by each append); checkpoints of the tree are signed and kept (tlog_checkpoint); the instance's
 Ed25519 keys keep their public halves after rotation (evidence_key); packs' seals and approval
-statements are DSSE envelopes (signed_statement). Events already stored become leaves here, in
-sequence order, so every organisation's tree covers its whole log.
+statements are DSSE envelopes (signed_statement). Events already stored get their leaf hash here, so
+every organisation's tree covers its whole log.
 
 Revision ID: 0011_transparency_log
 Revises: 0010_persisted_query_bounds
@@ -27,13 +27,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "tlog_leaf",
-        sa.Column("org_id", sa.Uuid(), nullable=False),
-        sa.Column("idx", sa.BigInteger(), autoincrement=False, nullable=False),
-        sa.Column("hash", sa.LargeBinary(), nullable=False),
-        sa.PrimaryKeyConstraint("org_id", "idx"),
-    )
+    with op.batch_alter_table("event") as batch:
+        batch.add_column(sa.Column("leaf_hash", sa.LargeBinary(), nullable=True))
     op.create_table(
         "tlog_checkpoint",
         sa.Column("org_id", sa.Uuid(), nullable=False),
@@ -79,4 +74,5 @@ def downgrade() -> None:
     op.drop_table("signed_statement")
     op.drop_table("evidence_key")
     op.drop_table("tlog_checkpoint")
-    op.drop_table("tlog_leaf")
+    with op.batch_alter_table("event") as batch:
+        batch.drop_column("leaf_hash")
