@@ -8,65 +8,75 @@ alternating them, each pinned to the same core:
     PYTHONPATH=../baseline taskset -c 1 python -P bench/write_latency.py postgresql 3000
 """
 
+from __future__ import annotations
+
 import asyncio
 import sys
 import tempfile
 import time
 import uuid
 
+import asyncpg
 import httpx
 
+from evidence_gateway.app import create_app
+from evidence_gateway.auth import generate_key, hash_key
+from evidence_gateway.models import ApiKey
+from evidence_gateway.resolvers.organizations import get_or_create_org
+from evidence_gateway.settings import Settings
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
 
-async def main(backend: str, n: int) -> None:
-    from evidence_gateway.app import create_app
-    from evidence_gateway.auth import generate_key, hash_key
-    from evidence_gateway.models import ApiKey
-    from evidence_gateway.resolvers.organizations import get_or_create_org
-    from evidence_gateway.settings import Settings
-    from evidence_gateway.store import migrate
-    from evidence_gateway.store.db import Database
+PG = {"host": "127.0.0.1", "user": "postgres", "database": "postgres"}
 
-    if backend == "sqlite":
-        url = f"sqlite+aiosqlite:///{tempfile.mkdtemp()}/m.db"
-        name = None
-    else:
-        import asyncpg
 
-        name = f"micro_{uuid.uuid4().hex[:8]}"
-        c = await asyncpg.connect(host="127.0.0.1", user="postgres", database="postgres")
-        await c.execute(f'CREATE DATABASE "{name}"')
-        await c.close()
-        url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+async def _admin(sql: str) -> None:
+    conn = await asyncpg.connect(**PG)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def measure(url: str, n: int) -> list[float]:
     db = Database(url)
     await migrate.upgrade(db)
     await db.dispose()
-    s = Settings(database_url=url, secret_key="x", background_work=False, dispatcher=False, rate_limits=False)
-    app = create_app(s)
+    app = create_app(Settings(database_url=url, secret_key="x", background_work=False, dispatcher=False))
+    async with app.router.lifespan_context(app):
+        org = await get_or_create_org(app.state.db, "bench")
+        key = generate_key()
+        async with app.state.db.write() as session:
+            session.add(ApiKey(org_id=org.id, key_hash=hash_key(key), display_prefix=key[:10], scope="admin"))
+        headers = {"Authorization": f"Bearer {key}"}
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+            for _ in range(200):  # warm up
+                await client.post("/api/v2/workspaces", json={"name": "w"}, headers=headers)
+            latencies = []
+            for _ in range(n):
+                start = time.perf_counter()
+                resp = await client.post("/api/v2/workspaces", json={"name": "w"}, headers=headers)
+                latencies.append(time.perf_counter() - start)
+                assert resp.status_code == 201
+    return sorted(latencies)
+
+
+async def main(backend: str, n: int) -> None:
+    name = None
+    if backend == "sqlite":
+        url = f"sqlite+aiosqlite:///{tempfile.mkdtemp()}/bench.db"
+    else:
+        name = f"bench_latency_{uuid.uuid4().hex[:8]}"
+        await _admin(f'CREATE DATABASE "{name}"')
+        url = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
     try:
-        async with app.router.lifespan_context(app):
-            org = await get_or_create_org(app.state.db, "m")
-            key = generate_key()
-            async with app.state.db.write() as session:
-                session.add(ApiKey(org_id=org.id, key_hash=hash_key(key), display_prefix=key[:10], scope="admin"))
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
-                h = {"Authorization": f"Bearer {key}"}
-                for _ in range(200):
-                    await c.post("/api/v2/workspaces", json={"name": "w"}, headers=h)
-                lat = []
-                for _ in range(n):
-                    t = time.perf_counter()
-                    r = await c.post("/api/v2/workspaces", json={"name": "w"}, headers=h)
-                    lat.append(time.perf_counter() - t)
-                    assert r.status_code == 201
-        lat.sort()
-        print(f"{backend} p50 {lat[len(lat) // 2] * 1000:.3f} ms p90 {lat[int(len(lat) * 0.9)] * 1000:.3f} ms")
+        lat = await measure(url, n)
     finally:
         if name:
-            import asyncpg
-
-            c = await asyncpg.connect(host="127.0.0.1", user="postgres", database="postgres")
-            await c.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-            await c.close()
+            await _admin(f'DROP DATABASE "{name}" WITH (FORCE)')
+    print(f"{backend} p50 {lat[len(lat) // 2] * 1000:.3f} ms p90 {lat[int(len(lat) * 0.9)] * 1000:.3f} ms")
 
 
-asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], int(sys.argv[2])))
