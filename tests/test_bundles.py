@@ -47,6 +47,11 @@ async def test_a_bundle_verifies_offline_and_names_what_it_proved(api: Api, api_
         verify_bundle(content, [PublicKey(name="x", public=b"\x01" * 32)])
     # Another organisation cannot have it.
     assert (await api_b.get(f"/api/v2/packs/{pack_id}/bundle")).status_code == 404
+    # GraphQL names where it is.
+    query = "query($p: UUID!) { packBundleUrl(packId: $p) }"
+    body = await api.gql(query, {"p": pack_id})
+    assert body["data"]["packBundleUrl"] == f"http://testserver/api/v2/packs/{pack_id}/bundle"
+    assert (await api_b.gql(query, {"p": pack_id}))["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     # The command: exit 0 and what was verified; exit 1 and the reason.
     good = tmp_path / "bundle.zip"
     good.write_bytes(content)

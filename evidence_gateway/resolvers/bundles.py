@@ -18,7 +18,7 @@ from evidence_gateway.core.merkle import Tree
 from evidence_gateway.errors import Conflict
 from evidence_gateway.packs import store as files
 from evidence_gateway.packs.lookup import artifacts_of, load_pack
-from evidence_gateway.resolvers import seals, tlog
+from evidence_gateway.resolvers import packs, seals, tlog
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store import tlog as tlog_store
 
@@ -77,6 +77,12 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
         }
         zf.writestr("manifest.json", _json(manifest))
     return f"pack-{pack.id}-v{pack.version_number}-bundle.zip", out.getvalue()
+
+
+async def bundle_url(ctx: Ctx, pack_id: Any) -> str:
+    """Where the pack's bundle is downloaded (with the Bearer key); 404 for another's or no pack."""
+    pack = await packs.get_pack(ctx, pack_id)
+    return f"{ctx.settings.public_base_url.rstrip('/')}/api/v2/packs/{pack.id}/bundle"
 
 
 async def _event(ctx: Ctx, sequence: int) -> Any:

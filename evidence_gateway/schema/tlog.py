@@ -13,7 +13,7 @@ from strawberry.types import Info
 
 from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import TlogCheckpoint
-from evidence_gateway.resolvers import tlog
+from evidence_gateway.resolvers import bundles, tlog
 from evidence_gateway.schema.context import GraphQLContext
 
 GqlInfo = Info[GraphQLContext, None]
@@ -110,6 +110,15 @@ class Query:
             from_checkpoint=checkpoint_type(proof.old),
             to_checkpoint=checkpoint_type(proof.new),
         )
+
+    @strawberry.field(
+        description="Where the pack's verifiable bundle (zip) is downloaded with the Bearer key: "
+        "GET /api/v2/packs/{id}/bundle (docs/verification.md)."
+    )
+    async def pack_bundle_url(
+        self, info: GqlInfo, pack_id: Annotated[uuid.UUID, strawberry.argument(description="Pack id.")]
+    ) -> str:
+        return await bundles.bundle_url(info.context.ctx, pack_id)
 
 
 @strawberry.type
