@@ -74,7 +74,7 @@ async def checkpoint_grown(db: Database, settings: Settings) -> int:
 
 async def checkpoint(ctx: Ctx, size: Any = None) -> TlogCheckpoint:
     """The checkpoint of ``size`` (one issued earlier), or a current one (issued now if the log grew)."""
-    if size is None or size == "":
+    if size is None:
         return await issue_checkpoint(ctx.db, ctx.settings, ctx.org_id)
     found = await store.checkpoint(ctx.db, ctx.org_id, _size(size, "size"))
     if found is None:
@@ -89,7 +89,7 @@ async def inclusion(ctx: Ctx, event_id: Any, size: Any = None) -> InclusionProof
         raise NotFound("event not found")
     cp = await checkpoint(ctx, size)
     if cp.size < event.sequence:
-        cp = await issue_checkpoint(ctx.db, ctx.settings, ctx.org_id) if size in (None, "") else cp
+        cp = await issue_checkpoint(ctx.db, ctx.settings, ctx.org_id) if size is None else cp
         if cp.size < event.sequence:
             raise InvalidInput(fields={"size": "the checkpoint does not include this event"})
     index = event.sequence - 1
