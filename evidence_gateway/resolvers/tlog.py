@@ -13,7 +13,7 @@ from evidence_gateway.core import evidence_keys, merkle
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.merkle import Tree
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.errors import InvalidInput, NotFound
+from evidence_gateway.errors import InternalError, InvalidInput, NotFound
 from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.proofs.notes import Checkpoint, sign_note
 from evidence_gateway.resolvers import seals
@@ -51,7 +51,11 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
         return latest
     start = latest.size if latest is not None else 0
     edge = _split_hashes(latest.frontier) if latest is not None else []
-    edge = merkle.extend(edge, start, await store.leaves(db, org_id, size, start))
+    added = await store.leaves(db, org_id, size, start)
+    if len(added) != size - start or any(len(h) != 32 for h in added):
+        # Never sign a root over a log with holes: `log verify` says what is wrong.
+        raise InternalError("the event log has gaps or events without leaves", org_id=str(org_id))
+    edge = merkle.extend(edge, start, added)
     root = merkle.root_of_frontier(edge)
     key = await evidence_keys.signing_key(db, settings)
     note = sign_note(Checkpoint(evidence_keys.origin(settings, org_id), size, root).text(), key)
