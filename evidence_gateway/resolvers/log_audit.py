@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from sqlalchemy import select
-from sqlmodel import col
 
 from evidence_gateway.core import evidence_keys
 from evidence_gateway.core.merkle import Tree, frontier, leaf_hash
-from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
+from evidence_gateway.models import PackArtifact
 from evidence_gateway.packs import store as files
 from evidence_gateway.proofs import dsse
 from evidence_gateway.proofs.notes import NoteError, PublicKey, verify_checkpoint
@@ -100,14 +98,7 @@ async def _audit_packs(
     logged: dict[str, dict[str, Any]],
     problems: list[str],
 ) -> None:
-    async with db.read() as session:
-        packs = list((await session.execute(select(ReportPack).where(col(ReportPack.org_id) == org_id))).scalars())
-        approvals = list(
-            (await session.execute(select(ApprovalAction).where(col(ApprovalAction.org_id) == org_id))).scalars()
-        )
-        artifacts = list(
-            (await session.execute(select(PackArtifact).where(col(PackArtifact.org_id) == org_id))).scalars()
-        )
+    packs, approvals, artifacts = await seal_store.pack_rows(db, org_id)
     by_pack: dict[uuid.UUID, list[PackArtifact]] = {}
     for artifact in artifacts:
         by_pack.setdefault(artifact.report_pack_id, []).append(artifact)

@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
 
-from evidence_gateway.models import Event, SignedStatement
+from evidence_gateway.models import ApprovalAction, Event, PackArtifact, ReportPack, SignedStatement
 from evidence_gateway.store.db import Database
 
 # The events a statement is signed for: a pack's generation (its seal) and each status change.
@@ -78,3 +78,15 @@ async def pack_events_between(db: Database, org_id: uuid.UUID, after: int, throu
         {"org": org_id, "a": after, "b": through},
     )
     return [(r[0], r[1]) for r in rows]
+
+
+async def pack_rows(
+    db: Database, org_id: uuid.UUID
+) -> tuple[list[ReportPack], list[ApprovalAction], list[PackArtifact]]:
+    """One organisation's packs, approval actions and artifacts, for ``log verify`` (which runs as
+    the installation, over every organisation, not as a caller)."""
+    async with db.read() as session:
+        packs = (await session.execute(select(ReportPack).where(col(ReportPack.org_id) == org_id))).scalars()
+        actions = (await session.execute(select(ApprovalAction).where(col(ApprovalAction.org_id) == org_id))).scalars()
+        files = (await session.execute(select(PackArtifact).where(col(PackArtifact.org_id) == org_id))).scalars()
+        return list(packs), list(actions), list(files)
