@@ -5,9 +5,11 @@ files, seal, statements, proofs, checkpoint, leaves or manifest is caught by the
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import random
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -118,3 +120,30 @@ async def test_every_flipped_bit_of_a_bundle_is_caught(api: Api) -> None:
     assert missed == []
     assert cases >= 1000, cases
     print(json.dumps({"bundle_tamper_cases": cases}))
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl")
+async def test_openssl_agrees_with_the_seal_and_the_checkpoint(api: Api, tmp_path: Path) -> None:
+    """An independent Ed25519 implementation, as docs/verification.md's by-hand steps use it."""
+    _pack_id, content = await _bundle(api)
+    entries = read_entries(content)
+    vkey = json.loads(entries["keys.json"])["keys"][-1]["vkey"]
+    der = bytes.fromhex("302a300506032b6570032100") + base64.b64decode(vkey.split("+", 2)[2])[1:]
+    pem = tmp_path / "pub.pem"
+    pem.write_text(f"-----BEGIN PUBLIC KEY-----\n{base64.b64encode(der).decode()}\n-----END PUBLIC KEY-----\n")
+    envelope = json.loads(entries["seal.dsse.json"])
+    payload, kind = base64.b64decode(envelope["payload"]), envelope["payloadType"].encode()
+    pae = b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
+    text, _, signature_line = entries["log/checkpoint.txt"].decode().rpartition("\n\n")
+    cases = [
+        (pae, base64.b64decode(envelope["signatures"][0]["sig"])),
+        ((text + "\n").encode(), base64.b64decode(signature_line.split()[-1])[4:]),
+    ]
+    for message, signature in cases:
+        for changed, expected in ((message, 0), (message[:-1] + bytes([message[-1] ^ 1]), 1)):
+            (tmp_path / "msg.bin").write_bytes(changed)
+            (tmp_path / "sig.bin").write_bytes(signature)
+            command = ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(pem), "-rawin"]
+            command += ["-in", str(tmp_path / "msg.bin"), "-sigfile", str(tmp_path / "sig.bin")]
+            done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True)
+            assert (done.returncode != 0) == bool(expected), done.stdout + done.stderr
