@@ -11,7 +11,6 @@ a pack, its files or an approval behind the server's back is reported.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,9 +20,9 @@ import orjson
 from evidence_gateway.core import evidence_keys
 from evidence_gateway.core.merkle import Tree, frontier, leaf_hash
 from evidence_gateway.models import PackArtifact
-from evidence_gateway.packs import store as files
 from evidence_gateway.proofs import dsse
 from evidence_gateway.proofs.notes import NoteError, PublicKey, verify_checkpoint
+from evidence_gateway.resolvers import seals
 from evidence_gateway.store import seals as seal_store
 from evidence_gateway.store import tlog as store
 from evidence_gateway.store.db import Database
@@ -113,7 +112,7 @@ async def _audit_packs(
         for artifact in by_pack.get(pack.id, []):
             if artifact.artifact_type in stated and stated[artifact.artifact_type] != artifact.content_sha256:
                 problems.append(f"pack {pack.id}: {artifact.artifact_type} digest differs from the log")
-            if artifact.content_sha256 and await _digest(db, artifact) != artifact.content_sha256:
+            if artifact.content_sha256 and await seals.file_digest(db, artifact) != artifact.content_sha256:
                 problems.append(f"pack {pack.id}: {artifact.artifact_type} bytes do not match their digest")
         for statement in await seal_store.statements_of(db, org_id, pack.id):
             try:
@@ -140,10 +139,3 @@ async def _audit_packs(
             problems.append(f"approval {action.id}: differs from the logged status change")
         if str(event.actor) != str(action.api_key_id) or str(event.subject_id) != str(action.report_pack_id):
             problems.append(f"approval {action.id}: another actor or pack than the log records")
-
-
-async def _digest(db: Database, artifact: PackArtifact) -> str:
-    digest = hashlib.sha256()
-    async for piece in files.read_slices(db, artifact):
-        digest.update(piece)
-    return digest.hexdigest()

@@ -101,7 +101,7 @@ async def _facts(db: Database, org_id: uuid.UUID, pack_id: uuid.UUID) -> dict[st
         run = await session.get(CalculationRun, pack.calculation_run_id) if pack.calculation_run_id else None
         factors = await session.get(FactorVersion, run.factor_version_id) if run and run.factor_version_id else None
         workspace = await session.get(Workspace, pack.workspace_id)
-    subjects = {a.file_name or a.artifact_type: await _digest(db, a) for a in artifacts}
+    subjects = {a.file_name or a.artifact_type: await file_digest(db, a) for a in artifacts}
     return {
         "subjects": subjects,
         "seal": {
@@ -124,7 +124,8 @@ async def _facts(db: Database, org_id: uuid.UUID, pack_id: uuid.UUID) -> dict[st
     }
 
 
-async def _digest(db: Database, artifact: PackArtifact) -> str:
+async def file_digest(db: Database, artifact: PackArtifact) -> str:
+    """SHA-256 (hex) of the stored bytes, read a slice at a time."""
     digest = hashlib.sha256()
     async for piece in files.read_slices(db, artifact):
         digest.update(piece)

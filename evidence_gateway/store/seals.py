@@ -7,30 +7,23 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Text, bindparam, cast, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
 
 from evidence_gateway.models import ApprovalAction, Event, PackArtifact, ReportPack, SignedStatement
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.tlog import event_columns
 
 # The events a statement is signed for: a pack's generation (its seal) and each status change.
 SEALED_TYPES = ("pack.generated", "pack.status_changed")
 
 
-def _events() -> Any:
-    return select(
-        col(Event.id), col(Event.sequence), col(Event.type), col(Event.occurred_at), col(Event.actor),
-        col(Event.request_id), col(Event.subject_type), col(Event.subject_id), col(Event.workspace_id),
-        cast(col(Event.data), Text).label("data"),
-    )  # fmt: skip
-
-
 async def pack_events(db: Database, org_id: uuid.UUID, workspace_id: uuid.UUID, pack_id: uuid.UUID) -> Sequence[Any]:
     """The pack's generation and status changes, in log order (through the workspace's index)."""
     return await db.fetch(
-        _events()
+        event_columns()
         .where(
             col(Event.org_id) == bindparam("org"),
             col(Event.workspace_id) == bindparam("ws"),

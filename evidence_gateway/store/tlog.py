@@ -130,7 +130,7 @@ async def store_checkpoint(db: Database, row: TlogCheckpoint) -> TlogCheckpoint:
 async def event_position(db: Database, org_id: uuid.UUID, event_id: uuid.UUID) -> Any | None:
     """The event's row with its data as stored (JSON text), for its leaf; None if not the organisation's."""
     rows = await db.fetch(
-        _event_columns().where(col(Event.org_id) == bindparam("org"), col(Event.id) == bindparam("id")),
+        event_columns().where(col(Event.org_id) == bindparam("org"), col(Event.id) == bindparam("id")),
         {"org": org_id, "id": event_id},
     )
     return rows[0] if rows else None
@@ -139,14 +139,15 @@ async def event_position(db: Database, org_id: uuid.UUID, event_id: uuid.UUID) -
 async def events_of(db: Database, org_id: uuid.UUID, first: int, last: int) -> Sequence[Any]:
     """Events ``first``..``last`` (sequences) with their data as stored, in order."""
     return await db.fetch(
-        _event_columns()
+        event_columns()
         .where(col(Event.org_id) == bindparam("org"), col(Event.sequence).between(bindparam("a"), bindparam("b")))
         .order_by(col(Event.sequence)),
         {"org": org_id, "a": first, "b": last},
     )
 
 
-def _event_columns() -> Any:
+def event_columns() -> Any:
+    """An event's columns with its data as stored (JSON text), for its leaf."""
     return select(
         col(Event.id), col(Event.sequence), col(Event.type), col(Event.occurred_at), col(Event.actor),
         col(Event.request_id), col(Event.subject_type), col(Event.subject_id), col(Event.workspace_id),
