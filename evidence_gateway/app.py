@@ -139,6 +139,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             WebSocketRoute("/graphql", graphql),
             *(graphiql.routes if settings.graphiql else []),
             Mount("/api", routes=rest_compat.routes),
+            *rest_compat.well_known,
         ],
         exception_handlers=handlers,
         lifespan=lifespan,

@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evidence_gateway.web.proxies import HEADERS as PROXY_HEADERS
@@ -139,6 +139,16 @@ class Settings(BaseSettings):
     # Log lines on stderr: "auto" renders readable lines on a terminal and JSON otherwise;
     # "json" or "console" forces one (observability/logs.py).
     log_format: Literal["auto", "json", "console"] = "auto"
+    # The instance's Ed25519 signing key of log checkpoints and pack seals, from outside (a secret
+    # manager): a PEM file, or the PEM / base64 raw key itself. Unset: generated and kept in the
+    # database (docs/verification.md, "Keys"). Never logged, never answered.
+    signing_key_file: str = ""
+    signing_key: SecretStr = SecretStr("")
+    # The signer name in checkpoints' signature lines and the origin prefix of each organisation's
+    # log; unset: the host of EVIDENCE_PUBLIC_BASE_URL.
+    log_name: str = ""
+    # How often a node signs a checkpoint of each organisation's log while it grows.
+    checkpoint_seconds: float = Field(default=10.0, gt=0)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

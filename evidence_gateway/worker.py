@@ -28,7 +28,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import DomainError
 from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
-from evidence_gateway.resolvers import calculations, packs
+from evidence_gateway.resolvers import calculations, packs, tlog
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.web.observability import tracing
@@ -60,6 +60,7 @@ class Worker:
         await self.sweep()
         register_waiter(self._wake)
         self._loops = [asyncio.create_task(self._sweep_loop()), asyncio.create_task(self._queue_loop())]
+        self._loops.append(asyncio.create_task(self._checkpoint_loop()))
 
     async def stop(self, grace_seconds: float) -> None:
         """Stop taking work; give running jobs ``grace_seconds``, then cancel them (they fail)."""
@@ -159,6 +160,16 @@ class Worker:
                     await self.sweep()
             except Exception:
                 log.exception("sweep failed")
+
+    async def _checkpoint_loop(self) -> None:
+        """Signs a checkpoint of every log that grew, every EVIDENCE_CHECKPOINT_SECONDS (on any node:
+        two nodes signing the same size keep one), and seals what awaits a seal."""
+        while True:
+            await asyncio.sleep(self.settings.checkpoint_seconds)
+            try:
+                await tlog.checkpoint_grown(self.db, self.settings)
+            except Exception:
+                log.exception("signing checkpoints failed")
 
     # ---- the queue ------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     # module (the app, SQLAlchemy, Strawberry: about 3 s) only when that command runs.
     **{
         (P + "cli.main", P + "cli." + module): "fast --help/--version (issue 31)"
-        for module in ("commands_serve", "commands_db", "commands_org", "commands_schema", "errors")
+        for module in ("commands_serve", "commands_db", "commands_org", "commands_schema", "commands_verify", "errors")
     },
 }
 

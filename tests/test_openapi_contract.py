@@ -238,6 +238,10 @@ def test_extensions_are_marked() -> None:
         "POST /v2/webhook-endpoints/{id}/rotate-secret",
         "GET /v2/webhook-endpoints/{id}/deliveries",
         "POST /v2/webhook-endpoints/deliveries/{id}/retry",
+        "GET /v2/log/checkpoint",
+        "GET /v2/log/proof/inclusion",
+        "GET /v2/log/proof/consistency",
+        "GET /v2/packs/{id}/bundle",
     }
     schemas = document()["components"]["schemas"]
     assert schemas["ImportBatch"]["properties"]["shipment_count"]["x-extension"] is True

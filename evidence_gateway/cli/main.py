@@ -39,6 +39,10 @@ def _commands(family: str) -> ModuleType:
         from evidence_gateway.cli import commands_org
 
         return commands_org
+    if family == "verify":
+        from evidence_gateway.cli import commands_verify
+
+        return commands_verify
     from evidence_gateway.cli import commands_schema
 
     return commands_schema
@@ -190,6 +194,22 @@ def build_parser() -> argparse.ArgumentParser:
     assets = command(sub, "graphiql-assets", "fetch GraphiQL's pinned scripts (npm pack) for offline use")
     assets.add_argument("--dir", default=None, help="default: EVIDENCE_GRAPHIQL_ASSETS_DIR, else ./.graphiql-assets")
     assets.set_defaults(run=("schema", "graphiql_assets"))
+
+    key_help = "trust only this verifier key (<name>+<hash>+<base64>, from /.well-known/evidence-keys); repeatable"
+    verify = command(sub, "verify", "check a pack's bundle offline: files, seal, pack_hash, log inclusion")
+    verify.add_argument("bundle", metavar="BUNDLE.zip", help="the zip from GET /api/v2/packs/{id}/bundle")
+    verify.add_argument("--key", action="append", metavar="VKEY", help=key_help)
+    verify.set_defaults(run=("verify", "verify"))
+    log = command(sub, "log", "the transparency log")
+    actions = log.add_subparsers(dest="log_command", required=True, metavar="ACTION")
+    about = "re-check the stored log against events, packs and approvals; exit 1 on a mismatch"
+    check = command(actions, "verify", about)
+    check.add_argument("--key", action="append", metavar="VKEY", help=key_help)
+    db_option(check)
+    check.set_defaults(run=("verify", "log_verify"))
+    rotate = command(actions, "rotate-key", "sign with a new generated key from now on; print its key id")
+    db_option(rotate)
+    rotate.set_defaults(run=("verify", "log_rotate_key"))
     return parser
 
 

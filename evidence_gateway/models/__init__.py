@@ -27,6 +27,7 @@ from evidence_gateway.models.packs import (
     ReportPack,
 )
 from evidence_gateway.models.persisted_queries import PersistedQuery
+from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
@@ -41,6 +42,9 @@ from evidence_gateway.models.workspace import (
 )
 
 __all__ = [
+    "EvidenceKey",
+    "SignedStatement",
+    "TlogCheckpoint",
     "PersistedQuery",
     "ApiKey",
     "ApprovalAction",

@@ -34,6 +34,10 @@ class Event(SQLModel, table=True):
     subject_id: uuid.UUID = Field(nullable=False)
     workspace_id: uuid.UUID | None = None
     data: dict[str, Any] = json_field()
+    # SHA-256(0x00 || the event's canonical bytes): leaf ``sequence - 1`` of the organisation's
+    # transparency log (core/tlog.py, docs/verification.md), written by the append itself. On the
+    # row rather than in a table of its own: an append then writes no second row or index entry.
+    leaf_hash: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
 
 
 class EventCounter(SQLModel, table=True):

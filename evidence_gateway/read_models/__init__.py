@@ -27,6 +27,7 @@ from evidence_gateway.read_models.packs import (
     ReportPackDetail,
     listed_artifacts,
 )
+from evidence_gateway.read_models.tlog import LogCheckpoint, LogConsistencyProof, LogInclusionProof
 from evidence_gateway.read_models.webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
@@ -37,6 +38,9 @@ from evidence_gateway.read_models.webhooks import (
 from evidence_gateway.read_models.workspaces import ImportBatch, Workspace, WorkspaceDetail
 
 __all__ = [
+    "LogCheckpoint",
+    "LogConsistencyProof",
+    "LogInclusionProof",
     "ApprovalAction",
     "ApprovalActionResult",
     "CalculationResult",

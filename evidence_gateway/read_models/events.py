@@ -15,7 +15,8 @@ from evidence_gateway.read_models.base import EXTENSION, ReadModel
 class Event(ReadModel):
     """Something that happened to the organisation's data (docs/events.md)."""
 
-    internal = frozenset({"org_id"})
+    # leaf_hash: served by the log's proofs (/api/v2/log/...), not with every event.
+    internal = frozenset({"org_id", "leaf_hash"})
     model_config = ConfigDict(json_schema_extra=EXTENSION)
     derived = frozenset({"cursor"})
 

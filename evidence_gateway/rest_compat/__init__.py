@@ -9,6 +9,7 @@ from evidence_gateway.rest_compat import (
     legacy,
     openapi,
     packs,
+    tlog,
     webhook_endpoints,
     webhooks,
     workspaces,
@@ -17,7 +18,11 @@ from evidence_gateway.rest_compat.routing import merge_methods
 
 routes: list[BaseRoute] = [*workspaces.routes, *calculations.routes, *legacy.routes, *openapi.routes]
 routes += [*evidence.routes, *webhooks.routes, *webhook_endpoints.routes, *packs.routes, *events.routes]
+routes += tlog.routes
 # One Route per path: a wrong method then gets 405 with an Allow header listing them all.
 routes = merge_methods(routes)
 
-__all__ = ["routes"]
+# Outside /api: the instance's public keys (docs/verification.md).
+well_known: list[BaseRoute] = list(tlog.well_known)
+
+__all__ = ["routes", "well_known"]

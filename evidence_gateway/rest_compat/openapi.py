@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from evidence_gateway import read_models
 from evidence_gateway.core.jsoncodec import dumps
-from evidence_gateway.rest_compat.openapi_files import download_operation
+from evidence_gateway.rest_compat.openapi_files import bundle_operation, download_operation
 from evidence_gateway.rest_compat.openapi_inputs import input_schemas
 from evidence_gateway.rest_compat.openapi_routes import (
     ETAG,
@@ -184,6 +184,7 @@ def paths(bodies: dict[str, Schema]) -> dict[str, Any]:
     for op in OPERATIONS:
         out.setdefault(op.path, {})[op.method] = operation(op, bodies)
     out["/v2/artifacts/{id}/download"] = {"get": download_operation(BEARER, error_ref)}
+    out["/v2/packs/{id}/bundle"] = {"get": bundle_operation(BEARER, error_ref)}
     return _add_links(out)
 
 

@@ -77,3 +77,23 @@ def download_operation(bearer: list[dict[str, list[str]]], error_ref: Callable[[
         },
         **EXT,
     }
+
+
+def bundle_operation(bearer: list[dict[str, list[str]]], error_ref: Callable[[int], Schema]) -> dict[str, Any]:
+    """A pack's verifiable bundle (docs/verification.md): one zip, checked offline."""
+    return {
+        "operationId": "getPackBundle",
+        "summary": "The pack's verifiable bundle (zip): files, seal, statements, checkpoint, proofs, keys",
+        "tags": ["packs"],
+        "security": bearer,
+        "parameters": [path_id("Pack")],
+        "responses": {
+            "200": {
+                "description": "A zip; `evidence-gateway verify` checks it offline.",
+                "content": {"application/zip": {"schema": _file("application/zip")}},
+                "headers": {"Content-Disposition": {"required": True, "schema": string()}},
+            },
+            **{str(code): error_ref(code) for code in ERRORS},
+        },
+        **EXT,
+    }

@@ -72,6 +72,21 @@ def path_id(what: str) -> Param:
 
 
 PAGE = query_parameters(PageParams)
+LOG_SIZE: Param = {
+    "name": "size",
+    "in": "query",
+    "schema": integer(minimum=0),
+    "description": "A checkpoint's tree size.",
+}
+LOG_EVENT: Param = {
+    "name": "event",
+    "in": "query",
+    "required": True,
+    "schema": uuid_(),
+    "description": "The event's id.",
+}
+LOG_FROM: Param = {"name": "from", "in": "query", "required": True, "schema": integer(minimum=0)}
+LOG_TO: Param = {"name": "to", "in": "query", "required": True, "schema": integer(minimum=0)}
 # Every write: docs/write-path.md.
 IDEMPOTENCY_KEY: Param = {
     "name": "Idempotency-Key",
@@ -155,6 +170,15 @@ OPERATIONS: tuple[Op, ...] = (
        headers=(LOCATION,)),
     Op("get", "/v2/approvals/{id}", "getApprovalAction", "One recorded approval action (the Location of a new one)",
        "packs", Answer(200, rm.ApprovalAction, "The approval action."), (path_id("Approval action"),),
+       extension=True),
+    # -- the transparency log (docs/verification.md) -----------------------------------------
+    Op("get", "/v2/log/checkpoint", "getLogCheckpoint", "A signed checkpoint of the organisation's log", "events",
+       Answer(200, rm.LogCheckpoint, "The checkpoint."), (LOG_SIZE,), errors=(404, 422), extension=True),
+    Op("get", "/v2/log/proof/inclusion", "getLogInclusionProof", "An event's leaf and its audit path to a checkpoint",
+       "events", Answer(200, rm.LogInclusionProof, "The proof."), (LOG_EVENT, LOG_SIZE), errors=(404, 422),
+       extension=True),
+    Op("get", "/v2/log/proof/consistency", "getLogConsistencyProof", "That one checkpoint's tree extends another's",
+       "events", Answer(200, rm.LogConsistencyProof, "The proof."), (LOG_FROM, LOG_TO), errors=(404, 422),
        extension=True),
     # -- events and evidence -----------------------------------------------------------------
     Op("get", "/v2/events", "listEvents", "The organisation's event log after a cursor, oldest first", "events",

@@ -19,13 +19,16 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Dialect, Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.core.events import PendingEvent
+from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import utcnow
+from evidence_gateway.core.tlog import leaf_bytes
 from evidence_gateway.store.db import Database, driver_connection
 from evidence_gateway.store.internals import on_aiosqlite_thread
 
@@ -44,8 +47,8 @@ class NewRow:
 
 _SQLITE_APPEND = (
     "INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
-    "workspace_id, data) VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM event WHERE org_id = ?), "
-    "?, ?, ?, ?, ?, ?, ?, ?)"
+    "workspace_id, data, leaf_hash) VALUES (?, ?, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM event WHERE org_id = ?), "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _POSTGRES_COUNTER = """
 counter AS (
@@ -55,14 +58,15 @@ counter AS (
     RETURNING last_sequence, pg_notify('evidence_events', CAST(event_counter.org_id AS text))
 )
 INSERT INTO event (id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id,
-                   workspace_id, data)
+                   workspace_id, data, leaf_hash)
 SELECT e.id, $1, counter.last_sequence - $2::bigint + e.ord, e.type, $3, $4, $5, e.subject_type, e.subject_id,
-       e.workspace_id, e.data::json
-FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[])
-    AS e(id, ord, type, subject_type, subject_id, workspace_id, data)
+       e.workspace_id, e.data::json, e.leaf_hash
+FROM counter, unnest($6::uuid[], $7::bigint[], $8::text[], $9::text[], $10::uuid[], $11::uuid[], $12::text[],
+                     $13::bytea[])
+    AS e(id, ord, type, subject_type, subject_id, workspace_id, data, leaf_hash)
 """
-# The parameters above are $1..$12; a new row's values follow.
-_POSTGRES_ROW_FIRST = 13
+# The parameters above are $1..$13 ($13: the events' leaf hashes); a new row's values follow.
+_POSTGRES_ROW_FIRST = 14
 
 
 def appends_alone(db: Database) -> bool:
@@ -176,33 +180,56 @@ def _postgres_statement(
     request_id: str | None,
     new_row: NewRow | None,
 ) -> tuple[Any, ...]:
+    at = utcnow()
+    ids = [uuid.uuid4() for _ in events]
     return (
         _postgres_append(new_row.table if new_row is not None else None),
         org_id,
         len(events),
-        utcnow(),
+        at,
         actor,
         request_id,
-        [uuid.uuid4() for _ in events],
+        ids,
         list(range(1, len(events) + 1)),
         [e.type.value for e in events],
         [e.subject_type for e in events],
         [e.subject_id for e in events],
         [e.workspace_id for e in events],
         [e.data for e in events],
+        _leaf_hashes(events, ids, at, actor, request_id),
         *(new_row.values if new_row is not None else ()),
     )
+
+
+def _leaf_hashes(
+    events: Sequence[PendingEvent],
+    ids: list[uuid.UUID],
+    at: datetime,
+    actor: uuid.UUID | None,
+    request_id: str | None,
+) -> list[bytes]:
+    """Each event's leaf hash in its organisation's transparency log (core/tlog.py)."""
+    return [
+        leaf_hash(leaf_bytes(id=i, type=e.type.value, occurred_at=at, actor=actor, request_id=request_id,
+                             subject_type=e.subject_type, subject_id=e.subject_id, workspace_id=e.workspace_id,
+                             data=e.data))
+        for i, e in zip(ids, events, strict=True)
+    ]  # fmt: skip
 
 
 def _sqlite_rows(
     org_id: uuid.UUID, events: Sequence[PendingEvent], actor: uuid.UUID | None, request_id: str | None
 ) -> list[tuple[Any, ...]]:
+    """The event rows, each with its leaf hash."""
+    now = utcnow()
+    ids = [uuid.uuid4() for _ in events]
     # Stored as SQLAlchemy stores them on SQLite: hex uuids, naive UTC times, JSON text.
-    at = utcnow().replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    at = now.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    hashes = _leaf_hashes(events, ids, now, actor, request_id)
     return [
-        (uuid.uuid4().hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
-         e.subject_type, e.subject_id.hex, e.workspace_id.hex if e.workspace_id else None, e.data)
-        for e in events
+        (i.hex, org_id.hex, org_id.hex, e.type.value, at, actor.hex if actor else None, request_id,
+         e.subject_type, e.subject_id.hex, e.workspace_id.hex if e.workspace_id else None, e.data, h)
+        for i, e, h in zip(ids, events, hashes, strict=True)
     ]  # fmt: skip
 
 

@@ -1,0 +1,85 @@
+"""SQL of packs' signed statements (models/tlog.py SignedStatement): the pack's log events that
+a statement covers, the statements kept, and the events still awaiting one."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import col
+
+from evidence_gateway.models import ApprovalAction, Event, PackArtifact, ReportPack, SignedStatement
+from evidence_gateway.store.db import Database
+from evidence_gateway.store.tlog import event_columns
+
+# The events a statement is signed for: a pack's generation (its seal) and each status change.
+SEALED_TYPES = ("pack.generated", "pack.status_changed")
+
+
+async def pack_events(db: Database, org_id: uuid.UUID, workspace_id: uuid.UUID, pack_id: uuid.UUID) -> Sequence[Any]:
+    """The pack's generation and status changes, in log order (through the workspace's index)."""
+    return await db.fetch(
+        event_columns()
+        .where(
+            col(Event.org_id) == bindparam("org"),
+            col(Event.workspace_id) == bindparam("ws"),
+            col(Event.subject_id) == bindparam("pack"),
+            col(Event.type).in_(SEALED_TYPES),
+        )
+        .order_by(col(Event.sequence)),
+        {"org": org_id, "ws": workspace_id, "pack": pack_id},
+    )
+
+
+async def statements_of(db: Database, org_id: uuid.UUID, pack_id: uuid.UUID) -> list[SignedStatement]:
+    async with db.read() as session:
+        found = await session.execute(
+            select(SignedStatement)
+            .where(col(SignedStatement.org_id) == org_id, col(SignedStatement.pack_id) == pack_id)
+            .order_by(col(SignedStatement.event_sequence))
+        )
+        return list(found.scalars())
+
+
+async def keep(db: Database, row: SignedStatement) -> None:
+    """Once per event: a second signer of the same event (another node) keeps the first."""
+    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    values = {
+        c: getattr(row, c)
+        for c in ("id", "org_id", "pack_id", "kind", "event_sequence", "key_id", "envelope", "created_at")
+    }
+    async with db.write() as session:
+        await session.execute(insert(SignedStatement).values(**values).on_conflict_do_nothing())
+
+
+async def pack_events_between(db: Database, org_id: uuid.UUID, after: int, through: int) -> list[tuple[Any, Any]]:
+    """(pack id, workspace id) of pack events with sequences in (after, through]: a range of the
+    (org_id, sequence) index, each event read once as checkpoints advance."""
+    rows = await db.fetch(
+        select(col(Event.subject_id), col(Event.workspace_id))
+        .where(
+            col(Event.org_id) == bindparam("org"),
+            col(Event.sequence) > bindparam("a"),
+            col(Event.sequence) <= bindparam("b"),
+            col(Event.type).in_(SEALED_TYPES),
+        )
+        .distinct(),
+        {"org": org_id, "a": after, "b": through},
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+async def pack_rows(
+    db: Database, org_id: uuid.UUID
+) -> tuple[list[ReportPack], list[ApprovalAction], list[PackArtifact]]:
+    """One organisation's packs, approval actions and artifacts, for ``log verify`` (which runs as
+    the installation, over every organisation, not as a caller)."""
+    async with db.read() as session:
+        packs = (await session.execute(select(ReportPack).where(col(ReportPack.org_id) == org_id))).scalars()
+        actions = (await session.execute(select(ApprovalAction).where(col(ApprovalAction.org_id) == org_id))).scalars()
+        files = (await session.execute(select(PackArtifact).where(col(PackArtifact.org_id) == org_id))).scalars()
+        return list(packs), list(actions), list(files)

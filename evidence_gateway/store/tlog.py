@@ -1,0 +1,202 @@
+"""Every SQL statement of the transparency log (models/tlog.py) but the append's own: leaves
+(the events' ``leaf_hash``) and checkpoints read back, keys, and the backfill of migration 0011."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Text, Uuid, bindparam, cast, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlmodel import col
+
+from evidence_gateway.core.merkle import leaf_hash
+from evidence_gateway.core.timeutil import as_aware, utcnow
+from evidence_gateway.core.tlog import leaf_bytes
+from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint
+from evidence_gateway.models.base import table_of
+from evidence_gateway.store.db import Database
+
+_EVENTS_FOR_LEAVES = {
+    "sqlite": "SELECT id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
+    "workspace_id, data FROM event ORDER BY org_id, sequence",
+    "postgresql": "SELECT id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
+    "workspace_id, data::text FROM event ORDER BY org_id, sequence",
+}
+
+
+def backfill_leaves(connection: Connection) -> None:
+    """Migration 0011: the leaf hash of every event already stored (events are never rewritten)."""
+    dialect = connection.dialect.name
+    update_leaf = text("UPDATE event SET leaf_hash = :hash WHERE id = :id").bindparams(bindparam("id", type_=Uuid()))
+    batch: list[dict[str, Any]] = []
+    for row in connection.execute(text(_EVENTS_FOR_LEAVES[dialect])):
+        batch.append({"id": _uuid(row.id), "hash": leaf_hash(_leaf_of_row(row))})
+        if len(batch) >= 1000:
+            connection.execute(update_leaf, batch)
+            batch.clear()
+    if batch:
+        connection.execute(update_leaf, batch)
+
+
+def _uuid(value: Any) -> uuid.UUID | None:
+    if value is None:
+        return None
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def _time(value: Any) -> datetime:
+    """SQLite hands raw SQL its stored text; PostgreSQL a datetime."""
+    return as_aware(value if isinstance(value, datetime) else datetime.fromisoformat(str(value)))
+
+
+def _leaf_of_row(row: Any) -> bytes:
+    return leaf_bytes(
+        id=_uuid(row.id),  # type: ignore[arg-type]
+        type=row.type,
+        occurred_at=_time(row.occurred_at),
+        actor=_uuid(row.actor),
+        request_id=row.request_id,
+        subject_type=row.subject_type,
+        subject_id=_uuid(row.subject_id),  # type: ignore[arg-type]
+        workspace_id=_uuid(row.workspace_id),
+        data=row.data,
+    )
+
+
+# ---- reads and writes of the running server --------------------------------------------------
+
+
+async def leaves(db: Database, org_id: uuid.UUID, size: int, start: int = 0) -> list[bytes]:
+    """The organisation's leaf hashes ``start``..``size - 1`` (events ``start + 1``..``size``), in order."""
+    rows = await db.fetch(
+        select(col(Event.leaf_hash))
+        .where(
+            col(Event.org_id) == bindparam("org"),
+            col(Event.sequence) > bindparam("start"),
+            col(Event.sequence) <= bindparam("size"),
+        )
+        .order_by(col(Event.sequence)),
+        {"org": org_id, "size": size, "start": start},
+    )
+    return [bytes(r[0]) if r[0] is not None else b"" for r in rows]
+
+
+async def tree_size(db: Database, org_id: uuid.UUID) -> int:
+    """Events committed: gapless, so the highest sequence (one seek of (org_id, sequence))."""
+    rows = await db.fetch(
+        select(func.max(col(Event.sequence))).where(col(Event.org_id) == bindparam("org")), {"org": org_id}
+    )
+    top = rows[0][0] if rows else None
+    return 0 if top is None else int(top)
+
+
+async def grown_logs(db: Database) -> list[tuple[uuid.UUID, int]]:
+    """Each organisation whose tree is larger than its latest checkpoint, with the tree's size:
+    one index seek per organisation for each maximum, never a scan of the events."""
+    org = table_of(Organization)
+    top = select(func.max(col(Event.sequence))).where(col(Event.org_id) == org.c.id).scalar_subquery()
+    signed = select(func.max(col(TlogCheckpoint.size))).where(col(TlogCheckpoint.org_id) == org.c.id).scalar_subquery()
+    rows = await db.fetch(select(org.c.id, top, signed), {})
+    return [(r[0], int(r[1])) for r in rows if r[1] is not None and int(r[1]) > int(r[2] or 0)]
+
+
+async def checkpoint(db: Database, org_id: uuid.UUID, size: int | None = None) -> TlogCheckpoint | None:
+    """The checkpoint of ``size``, or the latest one."""
+    stmt = select(TlogCheckpoint).where(col(TlogCheckpoint.org_id) == bindparam("org"))
+    params: dict[str, Any] = {"org": org_id}
+    if size is not None:
+        stmt = stmt.where(col(TlogCheckpoint.size) == bindparam("size"))
+        params["size"] = size
+    async with db.read() as session:
+        found = await session.execute(stmt.order_by(col(TlogCheckpoint.size).desc()).limit(1), params)
+        return found.scalars().first()
+
+
+async def store_checkpoint(db: Database, row: TlogCheckpoint) -> TlogCheckpoint:
+    """Kept once per size: two nodes signing the same size keep the first (both are valid)."""
+    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    values = {c: getattr(row, c) for c in ("org_id", "size", "root", "frontier", "key_id", "note", "issued_at")}
+    async with db.write() as session:
+        await session.execute(insert(TlogCheckpoint).values(**values).on_conflict_do_nothing())
+    stored = await checkpoint(db, row.org_id, row.size)
+    assert stored is not None
+    return stored
+
+
+async def event_position(db: Database, org_id: uuid.UUID, event_id: uuid.UUID) -> Any | None:
+    """The event's row with its data as stored (JSON text), for its leaf; None if not the organisation's."""
+    rows = await db.fetch(
+        event_columns().where(col(Event.org_id) == bindparam("org"), col(Event.id) == bindparam("id")),
+        {"org": org_id, "id": event_id},
+    )
+    return rows[0] if rows else None
+
+
+async def events_of(db: Database, org_id: uuid.UUID, first: int, last: int) -> Sequence[Any]:
+    """Events ``first``..``last`` (sequences) with their data as stored, in order."""
+    return await db.fetch(
+        event_columns()
+        .where(col(Event.org_id) == bindparam("org"), col(Event.sequence).between(bindparam("a"), bindparam("b")))
+        .order_by(col(Event.sequence)),
+        {"org": org_id, "a": first, "b": last},
+    )
+
+
+def event_columns() -> Any:
+    """An event's columns with its data as stored (JSON text), for its leaf."""
+    return select(
+        col(Event.id), col(Event.sequence), col(Event.type), col(Event.occurred_at), col(Event.actor),
+        col(Event.request_id), col(Event.subject_type), col(Event.subject_id), col(Event.workspace_id),
+        cast(col(Event.data), Text).label("data"),
+    )  # fmt: skip
+
+
+def leaf_of(row: Any) -> bytes:
+    """The canonical leaf of an event row read by ``event_position`` / ``events_of``."""
+    return _leaf_of_row(row)
+
+
+async def all_checkpoints(db: Database, org_id: uuid.UUID) -> list[TlogCheckpoint]:
+    async with db.read() as session:
+        found = await session.execute(
+            select(TlogCheckpoint).where(col(TlogCheckpoint.org_id) == org_id).order_by(col(TlogCheckpoint.size))
+        )
+        return list(found.scalars())
+
+
+async def organisations(db: Database) -> list[uuid.UUID]:
+    rows = await db.fetch(select(table_of(Organization).c.id), {})
+    return [r[0] for r in rows]
+
+
+# ---- the instance's keys -----------------------------------------------------------------------
+
+
+async def keys(db: Database) -> list[EvidenceKey]:
+    async with db.read() as session:
+        found = await session.execute(select(EvidenceKey).order_by(col(EvidenceKey.created_at)))
+        return list(found.scalars())
+
+
+async def record_key(db: Database, key_id: str, name: str, public: bytes, seed: str | None) -> None:
+    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    async with db.write() as session:
+        await session.execute(
+            insert(EvidenceKey)
+            .values(key_id=key_id, name=name, public_key=public, private_seed=seed, created_at=utcnow())
+            .on_conflict_do_nothing()
+        )
+
+
+async def retire_keys(db: Database, except_key_id: str) -> None:
+    """Generated keys other than the new one stop signing; their public halves stay."""
+    async with db.write() as session:
+        await session.execute(
+            update(EvidenceKey)
+            .where(col(EvidenceKey.key_id) != except_key_id, col(EvidenceKey.retired_at).is_(None))
+            .values(retired_at=utcnow(), private_seed=None)
+        )
