@@ -68,17 +68,30 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return out
 
 
-def _called_name(node: ast.Call) -> str | None:
+def _sqlalchemy_aliases(tree: ast.Module) -> set[str]:
+    """Names a module binds to SQLAlchemy modules (``import sqlalchemy as sa``)."""
+    return {
+        alias.asname or alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name.split(".")[0] == "sqlalchemy"
+    }
+
+
+def _called_name(node: ast.Call, modules: set[str]) -> str | None:
+    """``text`` of ``text(...)`` or ``sa.text(...)``; a method of an object (``note.text()``) is not SQL."""
     func = node.func
     if isinstance(func, ast.Name):
         return func.id
-    if isinstance(func, ast.Attribute):
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules:
         return func.attr
     return None
 
 
 def _outside_store(path: str, tree: ast.Module) -> Iterator[Finding]:
     docstrings = _docstrings(tree)
+    modules = _sqlalchemy_aliases(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
@@ -94,7 +107,7 @@ def _outside_store(path: str, tree: ast.Module) -> Iterator[Finding]:
                     if alias.name in SQL_CALLS:
                         yield Finding(path, line, f"imports SQL text constructor {alias.name}")
         elif isinstance(node, ast.Call):
-            name = _called_name(node)
+            name = _called_name(node, modules)
             if name in SQL_CALLS:
                 yield Finding(path, line, name)
             for keyword in node.keywords:
