@@ -28,7 +28,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import DomainError
 from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
-from evidence_gateway.resolvers import calculations, packs, tlog
+from evidence_gateway.resolvers import calculation_failures, calculations, pack_failures, packs, tlog
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.web.observability import tracing
@@ -252,16 +252,16 @@ class Worker:
 
 
 async def _fail_run(run_id: uuid.UUID, uow: UnitOfWork) -> bool:
-    return await calculations.fail_run(uow, run_id, INTERRUPTED_MESSAGE, expired_only=True)
+    return await calculation_failures.fail_run(uow, run_id, INTERRUPTED_MESSAGE, expired_only=True)
 
 
 async def _fail_pack(pack_id: uuid.UUID, uow: UnitOfWork) -> bool:
-    return await packs.fail_pack(uow, pack_id, INTERRUPTED_MESSAGE, expired_only=True)
+    return await pack_failures.fail_pack(uow, pack_id, INTERRUPTED_MESSAGE, expired_only=True)
 
 
 async def _plain_fail_run(run_id: uuid.UUID, db: Database) -> bool:
-    return await calculations.fail_run_plainly(db, run_id, INTERRUPTED_MESSAGE)
+    return await calculation_failures.fail_run_plainly(db, run_id, INTERRUPTED_MESSAGE)
 
 
 async def _plain_fail_pack(pack_id: uuid.UUID, db: Database) -> bool:
-    return await packs.fail_pack_plainly(db, pack_id, INTERRUPTED_MESSAGE)
+    return await pack_failures.fail_pack_plainly(db, pack_id, INTERRUPTED_MESSAGE)

@@ -152,14 +152,6 @@ def test_the_readme_layout_names_every_room_once(graph: ImportGraph) -> None:
 
 
 MAX_MODULE_LINES = 400
-# Temporary: these two are being split into the store's repositories.
-# The list is to be emptied; a stale entry fails the test.
-OVERSIZE_ALLOWED: frozenset[str] = frozenset(
-    {
-        "resolvers/packs.py",  # split with the store's repositories
-        "resolvers/calculations.py",  # split with the store's repositories
-    }
-)
 
 
 def test_no_module_is_over_400_lines() -> None:
@@ -172,6 +164,4 @@ def test_no_module_is_over_400_lines() -> None:
         if "migrations" not in path.relative_to(root).parts
     }
     over = sorted(f"{name} ({lines})" for name, lines in sizes.items() if lines > MAX_MODULE_LINES)
-    assert [o for o in over if o.split(" ")[0] not in OVERSIZE_ALLOWED] == [], "split these modules"
-    stale = sorted(name for name in OVERSIZE_ALLOWED if sizes.get(name, 0) <= MAX_MODULE_LINES)
-    assert stale == [], f"no longer over {MAX_MODULE_LINES} lines: remove from OVERSIZE_ALLOWED: {stale}"
+    assert over == [], "split these modules"

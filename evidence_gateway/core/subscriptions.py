@@ -42,7 +42,7 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import cursor_of
 from evidence_gateway.errors import DomainError
 from evidence_gateway.models import Event
-from evidence_gateway.resolvers import packs
+from evidence_gateway.resolvers import pack_reads
 from evidence_gateway.resolvers import subscriptions as feed
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.record_types import ReportPackRecord
@@ -320,13 +320,13 @@ async def follow_pack(hub: SubscriptionHub, ctx: Ctx, pack_id: Any) -> AsyncGene
     """
     ctx.require(Scope.READ)
     start = await feed.last_sequence(ctx.db, ctx.org_id)
-    pack = await packs.get_pack(ctx, pack_id)
+    pack = await pack_reads.get_pack(ctx, pack_id)
     yield pack
     changes = follow_events(hub, ctx, feed.pack_filter(pack.id), start)
     try:
         async with contextlib.aclosing(changes):
             async for _event in changes:
-                yield await packs.get_pack(ctx, pack.id)
+                yield await pack_reads.get_pack(ctx, pack.id)
     except (SubscriberTooSlow, ShuttingDown) as ended:
         # No cursor here: subscribing again yields the pack as it is then.
         raise type(ended)(_ended_message(ended, hub.max_pending) + ": subscribe again") from None

@@ -17,7 +17,7 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.merkle import Tree
 from evidence_gateway.errors import Conflict
 from evidence_gateway.packs.lookup import artifacts_of, load_pack
-from evidence_gateway.resolvers import packs, seals, tlog
+from evidence_gateway.resolvers import pack_reads, seals, tlog
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store import artifact_files as files
 from evidence_gateway.store import tlog as tlog_store
@@ -81,7 +81,7 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
 
 async def bundle_url(ctx: Ctx, pack_id: Any) -> str:
     """Where the pack's bundle is downloaded (with the Bearer key); 404 for another's or no pack."""
-    pack = await packs.get_pack(ctx, pack_id)
+    pack = await pack_reads.get_pack(ctx, pack_id)
     return f"{ctx.settings.public_base_url.rstrip('/')}/api/v2/packs/{pack.id}/bundle"
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -27,8 +27,8 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.core.uow import UnitOfWork, unit_of_work
-from evidence_gateway.errors import Conflict, InternalError, NotFound
+from evidence_gateway.core.uow import unit_of_work
+from evidence_gateway.errors import Conflict, InternalError
 from evidence_gateway.models import (
     CalculationRun,
     DataQualityAssessment,
@@ -41,19 +41,17 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.read_models.representation import assessment_json, run_json
 from evidence_gateway.resolvers import legacy, methodology
+from evidence_gateway.resolvers.calculation_failures import fail_run
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
-from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.workspaces import (
-    get_workspace,
     load_workspace,
     load_writable_workspace,
     move_workspace,
     periods_overlap,
 )
 from evidence_gateway.store import shipment_results
-from evidence_gateway.store.db import Database, rows_changed
-from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
-from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.calculations import CalculationRunRepository
 from evidence_gateway.store.repositories.imports import ImportBatchRepository
 
 log = logging.getLogger(__name__)
@@ -337,97 +335,3 @@ def _legacy_content(report: LegacyReport | None) -> dict[str, Any] | None:
         "total_co2e_kg": report.total_co2e_kg,
         "shipment_count": report.shipment_count,
     }
-
-
-def _failing(run_id: uuid.UUID, message: str, *, expired_only: bool) -> Any:
-    stmt = update(CalculationRun).where(
-        col(CalculationRun.id) == run_id, col(CalculationRun.status) == RunStatus.running.value
-    )
-    if expired_only:
-        stmt = stmt.where(col(CalculationRun.lease_expires_at) < utcnow())
-    return stmt.values(
-        status=RunStatus.failed.value,
-        error_message=message[:2000],
-        completed_at=utcnow(),
-        lease_owner=None,
-        lease_expires_at=None,
-    )
-
-
-async def fail_run(
-    uow: UnitOfWork, run_id: uuid.UUID, message: str, *, reason: str = "error", expired_only: bool = False
-) -> bool:
-    """Mark a running run failed with its event, unless it already ended; the sweeper passes
-    ``expired_only`` so a lease renewed meanwhile wins.
-
-    A run whose resource cannot be written as JSON (a value stored before the input rule
-    refused it) is failed all the same, without the event: a run left ``running`` because its
-    failure could not be announced would be retried by every sweep, for ever.
-    """
-    done = await uow.session.execute(_failing(run_id, message, expired_only=expired_only))
-    if not rows_changed(done):
-        return False
-    run = (
-        await uow.session.execute(
-            select(CalculationRun).where(col(CalculationRun.id) == run_id).execution_options(populate_existing=True)
-        )
-    ).scalar_one()
-    try:
-        uow.emit(
-            EventType.calculation_failed,
-            "calculation_run",
-            run.id,
-            {**(run_json(run) or {}), "reason": INTERRUPTED if expired_only else reason},
-            workspace_id=run.workspace_id,
-        )
-    except TypeError:  # orjson's JSONEncodeError: an integer beyond 64 bits, say
-        log.exception("calculation run %s failed without its calculation.failed event", run_id)
-    return True
-
-
-async def fail_run_plainly(db: Database, run_id: uuid.UUID, message: str) -> bool:
-    """The sweeper's last resort when ``fail_run`` itself failed: the expired run failed by one
-    plain update, no event, so no row can stay ``running`` and be retried every pass."""
-    async with db.write() as session:
-        done = await session.execute(_failing(run_id, message, expired_only=True))
-    if rows_changed(done):
-        log.error("calculation run %s failed by a plain update, without its event", run_id)
-        return True
-    return False
-
-
-async def get_run(ctx: Ctx, run_id: Any) -> CalculationRunRecord:
-    """One run of the caller's organisation (the Location of an accepted calculation)."""
-    found = await CalculationRunRepository(ctx).get(parse_id(run_id, "calculation run"))
-    if found is None:
-        raise NotFound("calculation run not found", resource="calculation_run", id=str(run_id))
-    return found
-
-
-async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessmentRecord | None:
-    return await AssessmentRepository(ctx).of_run(run_id)
-
-
-# ---- reads ------------------------------------------------------------------------------------
-
-
-async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessmentRecord:
-    """Latest assessment of the workspace; 404 before the first completed run."""
-    workspace = await get_workspace(ctx, workspace_id)
-    found = await AssessmentRepository(ctx).latest_of_workspace(workspace.id)
-    if found is None:
-        raise NotFound("no quality assessment yet", resource="quality_assessment", workspace_id=str(workspace.id))
-    return found
-
-
-async def runs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, CalculationRunRecord]:
-    return await CalculationRunRepository(ctx).get_many(ids)
-
-
-async def runs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRunRecord]]:
-    """Every run of each workspace, newest first."""
-    return await CalculationRunRepository(ctx).of_workspaces(ids)
-
-
-async def assessments_by_run_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, DataQualityAssessmentRecord]:
-    return await AssessmentRepository(ctx).of_runs(ids)

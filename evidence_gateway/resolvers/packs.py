@@ -34,9 +34,9 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
 from evidence_gateway.core.scoping import owned_by
-from evidence_gateway.core.timeutil import as_aware, utcnow
+from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
-from evidence_gateway.errors import Conflict, InvalidInput, NotFound
+from evidence_gateway.errors import Conflict, InvalidInput
 from evidence_gateway.models import (
     ArtifactStatus,
     ArtifactType,
@@ -51,25 +51,21 @@ from evidence_gateway.models import (
     Workspace,
     WorkspaceStatus,
 )
-from evidence_gateway.packs.download import Download, SignedLink
-from evidence_gateway.packs.lookup import PackDetail, artifacts_of, in_type_order, load_pack
+from evidence_gateway.packs.lookup import artifacts_of, load_pack
 from evidence_gateway.packs.render import render_and_store
 from evidence_gateway.packs.snapshot import take_snapshot
 from evidence_gateway.read_models.representation import pack_json
 from evidence_gateway.resolvers.leased import INTERRUPTED, run_leased
+from evidence_gateway.resolvers.pack_failures import fail_pack
 from evidence_gateway.resolvers.preconditions import touch
-from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.resolvers.validation import StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.workspaces import (
     load_workspace,
     load_writable_workspace,
     move_workspace,
     periods_overlap,
 )
-from evidence_gateway.store import artifact_files as store
-from evidence_gateway.store.db import Database, rows_changed
-from evidence_gateway.store.record_types import ApprovalActionRecord, PackArtifactRecord, ReportPackRecord
 from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
-from evidence_gateway.store.repositories.packs import ApprovalRepository, PackArtifactRepository, ReportPackRepository
 
 log = logging.getLogger(__name__)
 
@@ -360,152 +356,3 @@ async def _archive_older(uow: UnitOfWork, workspace: Workspace, current: ReportP
             workspace_id=workspace.id,
         )  # fmt: skip
     return archived
-
-
-async def fail_pack(
-    uow: UnitOfWork, pack_id: uuid.UUID, message: str, *, reason: str = "error", expired_only: bool = False
-) -> bool:
-    """A pack whose generation did not finish: failed, every artifact failed and unreadable.
-
-    Only while it is still being generated (a lease or a queue place); the sweeper passes
-    ``expired_only`` so a lease renewed meanwhile wins.
-    """
-    session = uow.session
-    stmt = select(ReportPack).where(col(ReportPack.id) == pack_id, col(ReportPack.pack_hash).is_(None))
-    stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    pack = (await session.execute(stmt)).scalar_one_or_none()
-    if pack is None or pack.status == PackStatus.failed.value:
-        return False
-    lease_end = as_aware(pack.lease_expires_at)
-    if expired_only and (lease_end is None or lease_end >= utcnow()):
-        return False
-    await _fail_files(session, pack_id, message)
-    before = pack.status
-    pack.status = PackStatus.failed.value
-    pack.lease_owner = None
-    pack.lease_expires_at = None
-    touch(pack)
-    try:
-        uow.emit(
-            EventType.pack_failed,
-            "report_pack",
-            pack.id,
-            {**pack_json(pack, [], uow.ctx.settings), "status_before": before, "status_after": pack.status,
-             "reason": INTERRUPTED if expired_only else reason, "error": message[:2000]},
-            workspace_id=pack.workspace_id,
-        )  # fmt: skip
-    except TypeError:  # not writable as JSON: failed all the same (see calculations.fail_run)
-        log.exception("pack %s failed without its pack.failed event", pack_id)
-    return True
-
-
-async def fail_pack_plainly(db: Database, pack_id: uuid.UUID, message: str) -> bool:
-    """The sweeper's last resort when ``fail_pack`` itself failed: the expired pack and its
-    artifacts failed by plain updates, its stored files removed, no event."""
-    async with db.write() as session:
-        done = await session.execute(
-            update(ReportPack)
-            .where(
-                col(ReportPack.id) == pack_id,
-                col(ReportPack.pack_hash).is_(None),
-                col(ReportPack.status) != PackStatus.failed.value,
-                col(ReportPack.lease_expires_at) < utcnow(),
-            )
-            .values(
-                status=PackStatus.failed.value,
-                lease_owner=None,
-                lease_expires_at=None,
-                row_version=col(ReportPack.row_version) + 1,
-            )
-        )
-        if not rows_changed(done):
-            return False
-        await _fail_files(session, pack_id, message)
-    log.error("pack %s failed by a plain update, without its event", pack_id)
-    return True
-
-
-# ---- reads ------------------------------------------------------------------------------------
-
-
-async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
-    """GET /packs/{id}: the pack with its run, assessment and artifacts (two reads at once)."""
-    found = await ReportPackRepository(ctx).detail(parse_id(pack_id, "pack"))
-    if found is None:
-        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return PackDetail(
-        pack=found.pack,
-        artifacts=in_type_order(found.artifacts),
-        calculation_run=found.calculation_run,
-        quality_assessment=found.quality_assessment,
-    )
-
-
-async def get_pack(ctx: Ctx, pack_id: Any) -> ReportPackRecord:
-    """The caller's pack as a record."""
-    found = await ReportPackRepository(ctx).get(parse_id(pack_id, "pack"))
-    if found is None:
-        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return found
-
-
-async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifactRecord]:
-    """GET /packs/{id}/artifacts: all nine, in pack_hash order."""
-    found = await ReportPackRepository(ctx).artifacts(parse_id(pack_id, "pack"))
-    if found is None:
-        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
-    return in_type_order(found)
-
-
-# ---- downloads ----------------------------------------------------------------------------------
-
-
-async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
-    """GET /artifacts/{id}/download: a key reads its organisation's artifacts, a signed link the
-    one it was signed for; only a generated artifact has bytes (409 otherwise)."""
-    aid = parse_id(artifact_id, "artifact")
-    stmt = select(PackArtifact).where(col(PackArtifact.id) == aid)
-    if isinstance(caller, SignedLink):
-        if parse_id(caller.artifact_id, "artifact") != aid:
-            raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
-    else:
-        stmt = stmt.where(owned_by(caller, PackArtifact))
-    async with caller.db.read() as session:
-        artifact = (await session.execute(stmt)).scalar_one_or_none()
-    if artifact is None:
-        raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
-    if artifact.status != ArtifactStatus.generated.value:
-        raise Conflict("artifact has no content", reason=f"artifact is {artifact.status}", status=artifact.status)
-    return Download(artifact, caller.db)
-
-
-# ---- DataLoader batch functions -----------------------------------------------------------------
-
-
-async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPackRecord]:
-    return await ReportPackRepository(ctx).get_many(ids)
-
-
-async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPackRecord]]:
-    """Every pack of each workspace, newest version first."""
-    return await ReportPackRepository(ctx).of_workspaces(ids)
-
-
-async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifactRecord]]:
-    found = await PackArtifactRepository(ctx).of_packs(ids)
-    return {pack_id: in_type_order(items) for pack_id, items in found.items()}
-
-
-async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalActionRecord]]:
-    """Every approval action of each pack, oldest first."""
-    return await ApprovalRepository(ctx).of_packs(ids)
-
-
-async def _fail_files(session: AsyncSession, pack_id: uuid.UUID, message: str) -> None:
-    """A failed pack keeps no stored files; each artifact says why it failed."""
-    await store.discard(session, pack_id)
-    await session.execute(
-        update(PackArtifact)
-        .where(col(PackArtifact.report_pack_id) == pack_id)
-        .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
-    )

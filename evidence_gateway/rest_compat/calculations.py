@@ -14,7 +14,7 @@ from evidence_gateway.read_models import (
     DataQualityAssessment,
     MethodologyProfile,
 )
-from evidence_gateway.resolvers import calculations, methodology
+from evidence_gateway.resolvers import calculation_reads, calculations, methodology
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write
 
@@ -46,15 +46,15 @@ def _render_calculation(result: calculations.CalculationOutcome | calculations.Q
 async def get_run(request: Request) -> Response:
     """GET /v2/calculation-runs/{id} (extension): a run with its assessment once completed."""
     ctx = await caller(request)
-    run = await calculations.get_run(ctx, request.path_params["id"])
-    assessment = await calculations.assessment_of_run(ctx, run.id)
+    run = await calculation_reads.get_run(ctx, request.path_params["id"])
+    assessment = await calculation_reads.assessment_of_run(ctx, run.id)
     return envelope(CalculationRunDetail.render_detail(run, assessment))
 
 
 async def quality(request: Request) -> Response:
     """GET /v2/workspaces/{id}/quality: the latest assessment; 404 before the first run."""
     ctx = await caller(request)
-    return envelope(DataQualityAssessment.render(await calculations.get_quality(ctx, request.path_params["id"])))
+    return envelope(DataQualityAssessment.render(await calculation_reads.get_quality(ctx, request.path_params["id"])))
 
 
 async def list_profiles(request: Request) -> Response:

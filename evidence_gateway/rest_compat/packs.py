@@ -17,7 +17,7 @@ from evidence_gateway.read_models import (
     ReportPackDetail,
     listed_artifacts,
 )
-from evidence_gateway.resolvers import approvals, packs
+from evidence_gateway.resolvers import approvals, pack_reads, packs
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope
 from evidence_gateway.rest_compat.writes import location, write
@@ -47,7 +47,7 @@ async def generate_pack(request: Request) -> Response:
 async def get_pack(request: Request) -> Response:
     """GET /v2/packs/{id}: pack + calculation_run, quality_assessment, artifacts; ETag for If-Match."""
     ctx = await caller(request)
-    detail = await packs.get_pack_detail(ctx, request.path_params["id"])
+    detail = await pack_reads.get_pack_detail(ctx, request.path_params["id"])
     return envelope(ReportPackDetail.render_detail(detail, ctx.settings), headers={"ETag": etag(detail.pack)})
 
 
@@ -55,7 +55,7 @@ async def list_artifacts(request: Request) -> Response:
     """GET /v2/packs/{id}/artifacts: the contract's eight types, each with a fresh signed download URL
     (the iLEAP file is the pack's ``ileap_shipment_footprints_url``)."""
     ctx = await caller(request)
-    artifacts = await packs.list_artifacts(ctx, request.path_params["id"])
+    artifacts = await pack_reads.list_artifacts(ctx, request.path_params["id"])
     return envelope([PackArtifact.render_linked(a, ctx.settings) for a in listed_artifacts(artifacts)])
 
 
@@ -110,7 +110,7 @@ async def download_caller(request: Request) -> Ctx | SignedLink:
 
 async def download_artifact(request: Request) -> Response:
     """GET /v2/artifacts/{id}/download: the bytes, over a signed link or with the Bearer key."""
-    download = await packs.open_download(await download_caller(request), request.path_params["id"])
+    download = await pack_reads.open_download(await download_caller(request), request.path_params["id"])
     artifact = download.artifact
     etag = f'"{artifact.content_sha256}"'
     # Cache-Control: no-store and nosniff come with every credentialed answer (response_headers.py).

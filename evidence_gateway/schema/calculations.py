@@ -13,7 +13,7 @@ from strawberry.types import Info
 
 from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import CalculationRun, DataQualityAssessment
-from evidence_gateway.resolvers import calculations, connections, legacy, methodology
+from evidence_gateway.resolvers import calculation_reads, calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext, relation
@@ -91,7 +91,7 @@ class CalculationRunType(Node):
 
     @strawberry.field(description="The run's quality assessment (none for failed runs).")
     async def quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
-        found = await info.context.loader(calculations.assessments_by_run_ids).load(self.id)
+        found = await info.context.loader(calculation_reads.assessments_by_run_ids).load(self.id)
         return _assessment(found)
 
 
@@ -177,11 +177,11 @@ class WorkspaceCalculationFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
     @strawberry.field(description="The workspace's most recent completed calculation run.")
-    @relation(calculations.runs_by_ids, "latest_calculation_run_id", _run)
+    @relation(calculation_reads.runs_by_ids, "latest_calculation_run_id", _run)
     def latest_calculation_run(self, info: GqlInfo) -> CalculationRunType | None: ...
 
     @strawberry.field(description="Quality assessment of the latest calculation run.")
-    @relation(calculations.assessments_by_run_ids, "latest_calculation_run_id", _assessment)
+    @relation(calculation_reads.assessments_by_run_ids, "latest_calculation_run_id", _assessment)
     def latest_quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None: ...
 
     @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
@@ -197,7 +197,7 @@ class WorkspaceCalculationFields:
     @strawberry.field(description="Every calculation run of the workspace (completed and failed), newest first.")
     async def calculation_runs(self, info: GqlInfo) -> list[CalculationRunType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
-        runs = await info.context.loader(calculations.runs_by_workspace_ids, default=[]).load(workspace_id)
+        runs = await info.context.loader(calculation_reads.runs_by_workspace_ids, default=[]).load(workspace_id)
         return [from_model(CalculationRunType, r) for r in runs]
 
 
@@ -211,7 +211,7 @@ class Query:
             uuid.UUID, strawberry.argument(description="Workspace whose latest assessment to read.")
         ],
     ) -> DataQualityAssessmentType | None:
-        return _assessment(await or_null(calculations.get_quality(info.context.ctx, workspace_id)))
+        return _assessment(await or_null(calculation_reads.get_quality(info.context.ctx, workspace_id)))
 
     @strawberry.field(description="Seeded methodology profiles, default first.")
     async def methodology_profiles(self, info: GqlInfo) -> list[MethodologyProfileType]:

@@ -12,7 +12,7 @@ from strawberry.types import Info
 
 from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
 from evidence_gateway.read_models import packs as links
-from evidence_gateway.resolvers import approvals, calculations, connections, packs
+from evidence_gateway.resolvers import approvals, calculation_reads, connections, pack_reads, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
@@ -64,7 +64,7 @@ class ApprovalActionRecord:
 
 
 async def _artifact_url(info: GqlInfo, pack_id: uuid.UUID, kind: ArtifactType) -> str | None:
-    artifacts = await info.context.loader(packs.artifacts_by_pack_ids, default=[]).load(pack_id)
+    artifacts = await info.context.loader(pack_reads.artifacts_by_pack_ids, default=[]).load(pack_id)
     return links.pack_file_urls(artifacts, info.context.settings)[kind]
 
 
@@ -95,24 +95,24 @@ class ReportPackType(Node):
     async def calculation_run(self, info: GqlInfo) -> CalculationRunType | None:
         if self.calculation_run_id is None:
             return None
-        run = await info.context.loader(calculations.runs_by_ids).load(self.calculation_run_id)
+        run = await info.context.loader(calculation_reads.runs_by_ids).load(self.calculation_run_id)
         return None if run is None else from_model(CalculationRunType, run)
 
     @strawberry.field(description="The quality assessment of that run.")
     async def quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
         if self.calculation_run_id is None:
             return None
-        found = await info.context.loader(calculations.assessments_by_run_ids).load(self.calculation_run_id)
+        found = await info.context.loader(calculation_reads.assessments_by_run_ids).load(self.calculation_run_id)
         return None if found is None else from_model(DataQualityAssessmentType, found)
 
     @strawberry.field(description="The nine artifacts, in pack_hash order.")
     async def artifacts(self, info: GqlInfo) -> list[PackArtifactType]:
-        found = await info.context.loader(packs.artifacts_by_pack_ids, default=[]).load(self.id)
+        found = await info.context.loader(pack_reads.artifacts_by_pack_ids, default=[]).load(self.id)
         return [artifact_type(a) for a in found]
 
     @strawberry.field(description="Approval actions recorded on this pack, oldest first.")
     async def approvals(self, info: GqlInfo) -> list[ApprovalActionRecord]:
-        found = await info.context.loader(packs.approvals_by_pack_ids, default=[]).load(self.id)
+        found = await info.context.loader(pack_reads.approvals_by_pack_ids, default=[]).load(self.id)
         return [approval_record(a) for a in found]
 
     @strawberry.field(description="Link to the summary PDF (needs the Bearer key).")
@@ -208,7 +208,9 @@ class WorkspacePackFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
     @strawberry.field(description="The workspace's current pack (latest successful generation).")
-    @relation(packs.packs_by_ids, "latest_report_pack_id", lambda found: None if found is None else pack_type(found))
+    @relation(
+        pack_reads.packs_by_ids, "latest_report_pack_id", lambda found: None if found is None else pack_type(found)
+    )
     def latest_pack(self, info: GqlInfo) -> ReportPackType | None: ...
 
     @strawberry.field(description="The workspace's packs, newest first, by cursor.")
@@ -224,7 +226,7 @@ class WorkspacePackFields:
     @strawberry.field(description="Every pack of the workspace, newest version first.")
     async def packs(self, info: GqlInfo) -> list[ReportPackType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
-        found = await info.context.loader(packs.packs_by_workspace_ids, default=[]).load(workspace_id)
+        found = await info.context.loader(pack_reads.packs_by_workspace_ids, default=[]).load(workspace_id)
         return [pack_type(p) for p in found]
 
 
@@ -234,7 +236,7 @@ class Query:
     async def pack(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack id.")]
     ) -> ReportPackType | None:
-        found = await or_null(packs.get_pack(info.context.ctx, id))
+        found = await or_null(pack_reads.get_pack(info.context.ctx, id))
         return None if found is None else pack_type(found)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import strawberry
 from strawberry.types import Info
 
-from evidence_gateway.resolvers import calculations, connections, imports, packs, workspaces
+from evidence_gateway.resolvers import calculation_reads, connections, imports, pack_reads, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.calculations import WorkspaceCalculationFields
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null, selected_in
@@ -131,9 +131,9 @@ class RegisterImportInput:
 # Relations a page of workspaces reads for all its items at once when the document selects them
 # (GraphQL name -> DataLoader batch and the workspace column holding the key).
 _PAGE_RELATIONS: dict[str, tuple[BatchFn[Any, Any], str]] = {
-    "latestCalculationRun": (calculations.runs_by_ids, "latest_calculation_run_id"),
-    "latestQualityAssessment": (calculations.assessments_by_run_ids, "latest_calculation_run_id"),
-    "latestPack": (packs.packs_by_ids, "latest_report_pack_id"),
+    "latestCalculationRun": (calculation_reads.runs_by_ids, "latest_calculation_run_id"),
+    "latestQualityAssessment": (calculation_reads.assessments_by_run_ids, "latest_calculation_run_id"),
+    "latestPack": (pack_reads.packs_by_ids, "latest_report_pack_id"),
 }
 
 

@@ -1,0 +1,99 @@
+"""Reading packs, their artifacts and approvals: what both transports and the DataLoaders ask,
+through the repositories; and opening an artifact's download."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlmodel import col
+
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.core.scoping import owned_by
+from evidence_gateway.errors import Conflict, NotFound
+from evidence_gateway.models import (
+    ArtifactStatus,
+    PackArtifact,
+)
+from evidence_gateway.packs.download import Download, SignedLink
+from evidence_gateway.packs.lookup import PackDetail, in_type_order
+from evidence_gateway.resolvers.validation import parse_id
+from evidence_gateway.store.record_types import ApprovalActionRecord, PackArtifactRecord, ReportPackRecord
+from evidence_gateway.store.repositories.packs import ApprovalRepository, PackArtifactRepository, ReportPackRepository
+
+log = logging.getLogger(__name__)
+
+
+async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:
+    """GET /packs/{id}: the pack with its run, assessment and artifacts (two reads at once)."""
+    found = await ReportPackRepository(ctx).detail(parse_id(pack_id, "pack"))
+    if found is None:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return PackDetail(
+        pack=found.pack,
+        artifacts=in_type_order(found.artifacts),
+        calculation_run=found.calculation_run,
+        quality_assessment=found.quality_assessment,
+    )
+
+
+async def get_pack(ctx: Ctx, pack_id: Any) -> ReportPackRecord:
+    """The caller's pack as a record."""
+    found = await ReportPackRepository(ctx).get(parse_id(pack_id, "pack"))
+    if found is None:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return found
+
+
+async def list_artifacts(ctx: Ctx, pack_id: Any) -> list[PackArtifactRecord]:
+    """GET /packs/{id}/artifacts: all nine, in pack_hash order."""
+    found = await ReportPackRepository(ctx).artifacts(parse_id(pack_id, "pack"))
+    if found is None:
+        raise NotFound("pack not found", resource="report_pack", id=str(pack_id))
+    return in_type_order(found)
+
+
+# ---- downloads ----------------------------------------------------------------------------------
+
+
+async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
+    """GET /artifacts/{id}/download: a key reads its organisation's artifacts, a signed link the
+    one it was signed for; only a generated artifact has bytes (409 otherwise)."""
+    aid = parse_id(artifact_id, "artifact")
+    stmt = select(PackArtifact).where(col(PackArtifact.id) == aid)
+    if isinstance(caller, SignedLink):
+        if parse_id(caller.artifact_id, "artifact") != aid:
+            raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
+    else:
+        stmt = stmt.where(owned_by(caller, PackArtifact))
+    async with caller.db.read() as session:
+        artifact = (await session.execute(stmt)).scalar_one_or_none()
+    if artifact is None:
+        raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
+    if artifact.status != ArtifactStatus.generated.value:
+        raise Conflict("artifact has no content", reason=f"artifact is {artifact.status}", status=artifact.status)
+    return Download(artifact, caller.db)
+
+
+# ---- DataLoader batch functions -----------------------------------------------------------------
+
+
+async def packs_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, ReportPackRecord]:
+    return await ReportPackRepository(ctx).get_many(ids)
+
+
+async def packs_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPackRecord]]:
+    """Every pack of each workspace, newest version first."""
+    return await ReportPackRepository(ctx).of_workspaces(ids)
+
+
+async def artifacts_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifactRecord]]:
+    found = await PackArtifactRepository(ctx).of_packs(ids)
+    return {pack_id: in_type_order(items) for pack_id, items in found.items()}
+
+
+async def approvals_by_pack_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ApprovalActionRecord]]:
+    """Every approval action of each pack, oldest first."""
+    return await ApprovalRepository(ctx).of_packs(ids)
