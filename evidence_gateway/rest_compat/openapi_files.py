@@ -90,7 +90,11 @@ def bundle_operation(bearer: list[dict[str, list[str]]], error_ref: Callable[[in
         "responses": {
             "200": {
                 "description": "A zip; `evidence-gateway verify` checks it offline.",
-                "content": {"application/zip": {"schema": _file("application/zip")}},
+                # The generic binary type first, as for downloads: generators then return bytes.
+                "content": {
+                    BINARY: {"schema": {**_file(BINARY), "description": "The zip, read as bytes."}},
+                    "application/zip": {"schema": _file("application/zip")},
+                },
                 "headers": {"Content-Disposition": {"required": True, "schema": string()}},
             },
             **{str(code): error_ref(code) for code in ERRORS},
