@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import subprocess
 import threading
 
@@ -21,7 +22,15 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     status: list[int] = []
     failure: list[BaseException] = []
 
+    # What a process without logging configured prints (logging's last resort: warnings and worse,
+    # the bare message, on stderr); here pytest's own handler would otherwise swallow it, and the
+    # tests' "one line on stderr" checks would miss it.
+    last_resort = logging.StreamHandler(err)
+    last_resort.setLevel(logging.WARNING)
+
     def call() -> None:
+        root = logging.getLogger()
+        root.addHandler(last_resort)
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 status.append(main(list(args)))
@@ -29,6 +38,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
             status.append(exc.code if isinstance(exc.code, int) else 1)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
             failure.append(exc)
+        finally:
+            root.removeHandler(last_resort)
 
     thread = threading.Thread(target=call, name="cli-main")
     thread.start()
