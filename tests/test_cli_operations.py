@@ -18,6 +18,7 @@ import pytest
 from starlette.applications import Starlette
 
 from evidence_gateway.cli import build_parser
+from tests.cli_inprocess import run_cli as run_main
 from tests.serve_process import Database, Server
 from tests.test_cli import CLI, run_cli
 
@@ -137,10 +138,10 @@ async def test_an_unknown_organisation_is_one_line_and_nothing_is_made(
         ("keys", "list", "--org", "typo-org"),
         ("webhooks", "secret", "--org", "typo-org"),
     ):
-        assert_one_error_line(run_cli(*args, "--database-url", url), "no organisation named 'typo-org'")
+        assert_one_error_line(run_main(*args, "--database-url", url), "no organisation named 'typo-org'")
     # The typo made nothing: the organisation still does not exist.
-    assert_one_error_line(run_cli("keys", "list", "--org", "typo-org", "--database-url", url), "typo-org")
-    made = run_cli("legacy", "import", str(file), "--org", "typo-org", "--create-org", "--database-url", url)
+    assert_one_error_line(run_main("keys", "list", "--org", "typo-org", "--database-url", url), "typo-org")
+    made = run_main("legacy", "import", str(file), "--org", "typo-org", "--create-org", "--database-url", url)
     assert made.returncode == 0, made.stderr
     assert len(made.stdout.splitlines()) == 2
 

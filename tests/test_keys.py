@@ -23,8 +23,8 @@ from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.web.observability.logs import json_formatter
 from tests import serve_process
+from tests.cli_inprocess import run_cli
 from tests.conftest import PG_AVAILABLE, Api, create_workspace, gql_code
-from tests.test_cli import run_cli
 from tests.waiting import eventually
 
 UNKNOWN = "evk_" + "0" * 48

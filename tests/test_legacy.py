@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from evidence_gateway.resolvers.legacy import import_legacy_reports
+from tests.cli_inprocess import run_cli
 from tests.conftest import Api, create_workspace, gql_answer
-from tests.test_cli import run_cli
 
 NO_LEGACY = "no compatible legacy report available"
 LEGACY_FIELDS = {

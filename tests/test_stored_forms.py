@@ -21,6 +21,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import ApiKey, Workspace
 from evidence_gateway.resolvers.organizations import create_api_key
 from evidence_gateway.store.db import Database
+from tests.cli_inprocess import run_cli as run_main
 from tests.conftest import Api, create_workspace
 from tests.test_cli import run_cli
 
@@ -247,7 +248,7 @@ async def test_every_write_path_stores_one_form(app: Starlette, api: Api, tmp_pa
         ("keys", "create", "--org", "cli-org", "--name", "ci", "--scope", "write", "--expires-at", "2027-01-31T18:00Z"),
         ("legacy", "import", str(legacy), "--org", "cli-org"),
     ):
-        done = run_cli(*args, "--database-url", database_url)
+        done = run_main(*args, "--database-url", database_url)
         assert done.returncode == 0, done.stderr
     await create_api_key(db, "fn-org", name="ci", scope="write", expires_at=utcnow().replace(year=2027))
 
