@@ -254,6 +254,11 @@ class Flow:
         return resp
 
 
+def action_id_event(events: list[dict[str, Any]]) -> str:
+    """The id of the first event of the log: one any inclusion proof can be asked for."""
+    return str(events[0]["id"])
+
+
 async def test_every_answer_holds_only_the_contracts_enum_values(
     api: Api, app: Starlette, contract: Contract, receiver: Receiver
 ) -> None:
@@ -304,6 +309,11 @@ async def test_every_answer_holds_only_the_contracts_enum_values(
     action_id = next(e["data"]["approval_action_id"] for e in actions if e["data"].get("approval_action_id"))
     await call("GET", "/api/v2/approvals/{id}", ids={"id": action_id})
     await call("GET", "/api/v2/workspaces/{id}", ids=wid)
+    # The transparency log and the pack's bundle (extensions: their answers carry no contract enum).
+    bundle = await call("GET", "/api/v2/packs/{id}/bundle", ids=pid)
+    assert bundle.headers["content-type"] == "application/zip"
+    first = (await call("GET", "/api/v2/log/checkpoint"))["data"]
+    await call("GET", "/api/v2/log/proof/inclusion", params={"event": action_id_event(actions)})
 
     item = {
         "evidence_type": "fuel_receipt",
@@ -316,6 +326,8 @@ async def test_every_answer_holds_only_the_contracts_enum_values(
     created = (await call("POST", "/api/v2/evidence-items", expect=201, json=item))["data"]
     await call("GET", "/api/v2/evidence-items", params={"workspace_id": ws["id"]})
     await call("GET", "/api/v2/evidence-items/{id}", ids={"id": created["id"]})
+    now = (await call("GET", "/api/v2/log/checkpoint"))["data"]  # the log grew: a new checkpoint
+    await call("GET", "/api/v2/log/proof/consistency", params={"from": first["size"], "to": now["size"]})
 
     test = {"target_url": receiver.url, "workspace_id": ws["id"], "report_pack_id": pack["id"]}
     await call("POST", "/api/v2/webhooks/test", json=test)
