@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Scope
 
 from evidence_gateway import rest_compat
 from evidence_gateway.auth import KeyCache
-from evidence_gateway.core import instance_secrets, wakeups
+from evidence_gateway.core import evidence_keys, instance_secrets, wakeups
 from evidence_gateway.core.subscriptions import SubscriptionHub
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.rest_compat.errors import handlers
@@ -88,6 +88,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        evidence_keys.check_supplied(settings)  # an app started by uvicorn directly refuses it too
         await migrate.prepare(db)
         settings.secret_key = await instance_secrets.signing_key(db, settings)
         subscriptions.start()  # before the listener: its first wake-up must reach the hub

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import SecretStr
 from starlette.applications import Starlette
 
@@ -151,3 +156,26 @@ async def test_a_key_from_outside_signs_and_is_never_shown(configured: Configure
             (await api.get("/api/v2/events")).text,
         ]
         assert not any(seed in answer for answer in answers)
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "said"),
+    [
+        ("EVIDENCE_SIGNING_KEY_FILE", "{tmp}/missing.pem", "EVIDENCE_SIGNING_KEY_FILE: cannot read {tmp}/missing.pem"),
+        ("EVIDENCE_SIGNING_KEY", "bm90IGEga2V5", "EVIDENCE_SIGNING_KEY: not an Ed25519 private key"),
+    ],
+)
+def test_a_supplied_key_that_cannot_sign_stops_serve_in_one_line(
+    tmp_path: Path, setting: str, value: str, said: str
+) -> None:
+    """Refused at start-up, not with a 500 at the first checkpoint; the line never quotes the key."""
+    env = {**os.environ, setting: value.format(tmp=tmp_path), "EVIDENCE_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "evidence_gateway.cli", "serve", "--port", "0"],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: " + said.format(tmp=tmp_path)), done.stderr
+    assert "bm90IGEga2V5" not in done.stderr
+    assert not (tmp_path / "x.db").exists()  # nothing was started

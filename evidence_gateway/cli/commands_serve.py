@@ -9,7 +9,7 @@ import os
 import signal
 
 from evidence_gateway.cli.support import prepared
-from evidence_gateway.core import instance_secrets, wakeups
+from evidence_gateway.core import evidence_keys, instance_secrets, wakeups
 from evidence_gateway.resolvers import organizations
 from evidence_gateway.schema.persisted import load_trusted
 from evidence_gateway.settings import get_settings
@@ -41,6 +41,7 @@ def serve(args: argparse.Namespace) -> int:
         log.warning("GET /metrics answers 401 on %s: set EVIDENCE_METRICS_TOKEN to scrape it", args.host)
     if get_settings().graphql_trusted_documents:
         load_trusted(get_settings().graphql_trusted_documents)  # a wrong file stops here, in one line
+    evidence_keys.check_supplied(get_settings())  # so does a signing key that cannot sign
 
     async def demo_key(db: Database) -> str | None:
         if await organizations.organization_count(db):
@@ -101,6 +102,7 @@ def worker(args: argparse.Namespace) -> int:
     get_settings.cache_clear()
     settings = get_settings()
     logs.configure(log_format=settings.log_format)
+    evidence_keys.check_supplied(settings)
 
     async def run(db: Database) -> None:
         # Events of work done here carry signed download links, signed as the API nodes sign them.

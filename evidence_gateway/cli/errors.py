@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from evidence_gateway.cli.arguments import CliError
 from evidence_gateway.cli.support import one_line
+from evidence_gateway.core.evidence_keys import SigningKeyError
 from evidence_gateway.errors import DomainError, InvalidInput
 from evidence_gateway.schema.persisted import TrustedDocumentsError
 from evidence_gateway.store.backup import BackupError
@@ -15,7 +16,7 @@ from evidence_gateway.store.migrate import SchemaError
 
 def describe(exc: Exception) -> str:
     """The line after ``error:``."""
-    if isinstance(exc, SchemaError | CliError | TrustedDocumentsError | BackupError):
+    if isinstance(exc, SchemaError | CliError | TrustedDocumentsError | BackupError | SigningKeyError):
         return str(exc)
     if isinstance(exc, InvalidInput):
         where = "; ".join(f"{k}: {v}" for k, v in list(exc.fields.items())[:5])

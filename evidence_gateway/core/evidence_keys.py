@@ -18,6 +18,8 @@ import weakref
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from cryptography.exceptions import UnsupportedAlgorithm
+
 from evidence_gateway.models import EvidenceKey
 from evidence_gateway.proofs.notes import PublicKey, SigningKey
 from evidence_gateway.settings import Settings
@@ -43,13 +45,37 @@ def origin(settings: Settings, org_id: object) -> str:
     return f"{signer_name(settings)}/log/{org_id}"
 
 
+class SigningKeyError(ValueError):
+    """A signing key supplied from outside that cannot be used; ``str()`` is one line for an
+    operator, naming the setting and never the key."""
+
+
+def check_supplied(settings: Settings) -> None:
+    """Start-up: refuse a supplied key that cannot sign, before anything is served, rather than
+    answer 500 the first time a checkpoint or a seal is signed."""
+    _supplied(settings)
+
+
 def _supplied(settings: Settings) -> SigningKey | None:
     text = settings.signing_key.get_secret_value()
+    source = "EVIDENCE_SIGNING_KEY"
     if settings.signing_key_file:
-        text = Path(settings.signing_key_file).read_text()
+        source = "EVIDENCE_SIGNING_KEY_FILE"
+        try:
+            text = Path(settings.signing_key_file).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not text"
+            raise SigningKeyError(f"{source}: cannot read {settings.signing_key_file}: {reason}") from None
     if not text.strip():
         return None
-    return SigningKey.from_text(signer_name(settings), text)
+    try:
+        return SigningKey.from_text(signer_name(settings), text)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        # The parser's own message is left out: it may quote what it could not read.
+        raise SigningKeyError(
+            f"{source}: not an Ed25519 private key (a PEM from `openssl genpkey -algorithm ed25519`, "
+            "or the base64 of its 32 raw bytes)"
+        ) from None
 
 
 async def signing_key(db: Database, settings: Settings) -> SigningKey:
