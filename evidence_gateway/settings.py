@@ -149,6 +149,11 @@ class Settings(BaseSettings):
     log_name: str = ""
     # How often a node signs a checkpoint of each organisation's log while it grows.
     checkpoint_seconds: float = Field(default=10.0, gt=0)
+    # An RFC 3161 time-stamping authority each seal's signature is stamped by (empty: none); the
+    # PEM certificates of its chain, put in bundles so auditors can check it offline.
+    tsa_url: str = ""
+    tsa_ca_file: str = ""
+    tsa_timeout_seconds: float = Field(default=10.0, gt=0)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

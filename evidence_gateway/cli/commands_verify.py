@@ -28,13 +28,22 @@ def _pinned(values: list[str] | None) -> list[PublicKey] | None:
         raise CliError(f"--key: {exc}") from None
 
 
+def _tsa_ca(path: str | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"--tsa-ca: cannot read {path}: {exc.strerror}") from None
+
+
 def verify(args: argparse.Namespace) -> int:
     try:
         data = Path(args.bundle).read_bytes()
     except OSError as exc:
         raise CliError(f"cannot read {args.bundle}: {exc.strerror}") from None
     try:
-        report = verify_bundle(data, _pinned(args.key))
+        report = verify_bundle(data, _pinned(args.key), _tsa_ca(args.tsa_ca))
     except VerificationError as exc:
         print(f"NOT VERIFIED: {exc}", file=sys.stderr)
         return 1

@@ -199,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify = command(sub, "verify", "check a pack's bundle offline: files, seal, pack_hash, log inclusion")
     verify.add_argument("bundle", metavar="BUNDLE.zip", help="the zip from GET /api/v2/packs/{id}/bundle")
     verify.add_argument("--key", action="append", metavar="VKEY", help=key_help)
+    verify.add_argument(
+        "--tsa-ca",
+        metavar="CA.pem",
+        help="PEM certificates the seal's time-stamp authority must be issued by (e.g. the bundle's tsa-chain.pem)",
+    )
     verify.set_defaults(run=("verify", "verify"))
     log = command(sub, "log", "the transparency log")
     actions = log.add_subparsers(dest="log_command", required=True, metavar="ACTION")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evidence_gateway.core.merkle import ProofError, leaf_hash, verify_inclusion
-from evidence_gateway.proofs import dsse
+from evidence_gateway.proofs import dsse, timestamp
 from evidence_gateway.proofs.notes import NoteError, PublicKey, b64decode, verify_checkpoint
 
 SEAL_PREDICATE = "https://evidence-gateway.dev/attestations/pack-seal/v1"
@@ -72,16 +72,39 @@ def read_entries(data: bytes) -> dict[str, bytes]:
         raise _fail(f"not a readable zip: {exc}") from None
 
 
-def verify_bundle(data: bytes, pinned: list[PublicKey] | None = None) -> Report:
+def verify_bundle(data: bytes, pinned: list[PublicKey] | None = None, tsa_ca: bytes | None = None) -> Report:
     """Check a bundle whole; VerificationError on the first thing that does not hold."""
-    return verify_entries(read_entries(data), pinned)
+    return verify_entries(read_entries(data), pinned, tsa_ca)
 
 
-def verify_entries(entries: Entries, pinned: list[PublicKey] | None = None) -> Report:
+def verify_entries(entries: Entries, pinned: list[PublicKey] | None = None, tsa_ca: bytes | None = None) -> Report:
     try:
-        return _verify(entries, pinned)
+        report = _verify(entries, pinned)
+        _check_timestamp(entries, report, tsa_ca)
+        return report
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         raise _fail(f"malformed bundle: {type(exc).__name__} {exc}") from None
+
+
+def _check_timestamp(entries: Entries, report: Report, tsa_ca: bytes | None) -> None:
+    """seal.tsr, when present: an RFC 3161 time-stamp over the seal's signature; chained to
+    ``tsa_ca`` when given (else only to the certificate the token carries)."""
+    reply = entries.get("seal.tsr")
+    if reply is None:
+        if tsa_ca is not None:
+            raise _fail("seal.tsr is missing: the seal has no time-stamp to check against --tsa-ca")
+        return
+    signature = b64decode(str(_json(entries, "seal.dsse.json")["signatures"][0]["sig"]))
+    try:
+        when = timestamp.check_reply(reply, signature)
+        issuer = timestamp.check_chain(reply, tsa_ca) if tsa_ca is not None else None
+    except timestamp.TimestampError as exc:
+        raise _fail(f"seal.tsr: {exc}") from None
+    except ValueError as exc:
+        raise _fail(f"seal.tsr: malformed time-stamp: {exc}") from None
+    signer = timestamp.signer_certificate(reply).subject.rfc4514_string()
+    chain = f", issued by {issuer}" if issuer else " (not chained: no --tsa-ca)"
+    report.ok(f"time-stamp: the seal's signature existed at {when.isoformat()}, by {signer}{chain}")
 
 
 def _verify(entries: Entries, pinned: list[PublicKey] | None) -> Report:

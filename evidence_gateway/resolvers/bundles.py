@@ -10,6 +10,7 @@ import io
 import zipfile
 from typing import Any
 
+import anyio
 import orjson
 
 from evidence_gateway.core import evidence_keys
@@ -53,6 +54,10 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
         for statement in statements:
             stem = "seal" if statement.kind == "seal" else f"statements/{statement.event_sequence}"
             zf.writestr(f"{stem}.dsse.json", statement.envelope)
+            if statement.kind == "seal" and statement.timestamp is not None:
+                zf.writestr("seal.tsr", statement.timestamp)
+                if ctx.settings.tsa_ca_file:
+                    zf.writestr("tsa-chain.pem", await anyio.Path(ctx.settings.tsa_ca_file).read_bytes())
             event = await _event(ctx, statement.event_sequence)
             index = statement.event_sequence - 1
             zf.writestr(f"log/leaves/{statement.event_sequence}.json", tlog_store.leaf_of(event))

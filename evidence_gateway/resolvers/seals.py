@@ -21,6 +21,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import CalculationRun, FactorVersion, PackArtifact, ReportPack, SignedStatement, Workspace
 from evidence_gateway.packs.lookup import artifacts_of
 from evidence_gateway.proofs import dsse
+from evidence_gateway.resolvers import timestamps
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import artifact_files as files
 from evidence_gateway.store import seals as store
@@ -64,7 +65,12 @@ async def seal_pack(
                         created_at=utcnow(),
                     ),
                 )
-    return await store.statements_of(db, org_id, pack_id)
+    statements = await store.statements_of(db, org_id, pack_id)
+    if settings.tsa_url:
+        for unstamped in (s for s in statements if s.kind == "seal" and s.timestamp is None):
+            await timestamps.stamp(db, settings, unstamped)
+        statements = await store.statements_of(db, org_id, pack_id)
+    return statements
 
 
 def _log_position(event: Any, origin: str) -> dict[str, Any]:

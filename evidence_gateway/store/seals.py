@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
@@ -54,6 +54,16 @@ async def keep(db: Database, row: SignedStatement) -> None:
     }
     async with db.write() as session:
         await session.execute(insert(SignedStatement).values(**values).on_conflict_do_nothing())
+
+
+async def keep_timestamp(db: Database, statement_id: uuid.UUID, reply: bytes) -> None:
+    """A seal's time-stamp, once: a token another node kept first stays."""
+    async with db.write() as session:
+        await session.execute(
+            update(SignedStatement)
+            .where(col(SignedStatement.id) == statement_id, col(SignedStatement.timestamp).is_(None))
+            .values(timestamp=reply)
+        )
 
 
 async def pack_events_between(db: Database, org_id: uuid.UUID, after: int, through: int) -> list[tuple[Any, Any]]:
