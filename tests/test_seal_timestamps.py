@@ -204,13 +204,17 @@ async def test_a_seal_is_time_stamped_and_both_verifiers_agree(
         verify_entries(entries, tsa_ca=_new_ca(tmp_path, "Other CA"))
 
 
-async def test_a_tsa_that_is_down_does_not_stop_a_pack_and_is_asked_again(configured: Configured, tsa: Tsa) -> None:
+async def test_a_tsa_that_is_down_does_not_stop_a_pack_and_is_asked_again(
+    configured: Configured, tsa: Tsa, tmp_path: Path
+) -> None:
     tsa.up = False
-    async with configured(tsa_url=tsa.url) as api:
+    # An unreadable chain file costs the bundle only its tsa-chain.pem.
+    async with configured(tsa_url=tsa.url, tsa_ca_file=str(tmp_path / "missing.pem")) as api:
         pack_id, content = await _bundle(api)
         entries = read_entries(content)
         assert "seal.tsr" not in entries
         verify_entries(entries)
+        assert tsa.answered == 0
         tsa.up = True
         again = await api.get(f"/api/v2/packs/{pack_id}/bundle")
     assert again.status_code == 200

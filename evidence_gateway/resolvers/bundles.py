@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import zipfile
 from typing import Any
 
@@ -24,6 +25,7 @@ from evidence_gateway.store import artifact_files as files
 from evidence_gateway.store import tlog as tlog_store
 
 FORMAT = "evidence-bundle/v1"
+log = logging.getLogger(__name__)
 
 
 def _json(value: Any) -> bytes:
@@ -56,8 +58,9 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
             zf.writestr(f"{stem}.dsse.json", statement.envelope)
             if statement.kind == "seal" and statement.timestamp is not None:
                 zf.writestr("seal.tsr", statement.timestamp)
-                if ctx.settings.tsa_ca_file:
-                    zf.writestr("tsa-chain.pem", await anyio.Path(ctx.settings.tsa_ca_file).read_bytes())
+                chain = await _tsa_chain(ctx.settings.tsa_ca_file)
+                if chain is not None:
+                    zf.writestr("tsa-chain.pem", chain)
             event = await _event(ctx, statement.event_sequence)
             index = statement.event_sequence - 1
             zf.writestr(f"log/leaves/{statement.event_sequence}.json", tlog_store.leaf_of(event))
@@ -88,6 +91,18 @@ async def bundle_url(ctx: Ctx, pack_id: Any) -> str:
     """Where the pack's bundle is downloaded (with the Bearer key); 404 for another's or no pack."""
     pack = await pack_reads.get_pack(ctx, pack_id)
     return f"{ctx.settings.public_base_url.rstrip('/')}/api/v2/packs/{pack.id}/bundle"
+
+
+async def _tsa_chain(path: str) -> bytes | None:
+    """The authority's certificates, if configured and readable: the token verifies without them
+    (they only let an auditor chain it), so an unreadable file is logged, not a failed bundle."""
+    if not path:
+        return None
+    try:
+        return await anyio.Path(path).read_bytes()
+    except OSError as exc:
+        log.warning("EVIDENCE_TSA_CA_FILE cannot be read (%s): bundles go without tsa-chain.pem", exc.strerror)
+        return None
 
 
 async def _event(ctx: Ctx, sequence: int) -> Any:
