@@ -101,8 +101,13 @@ def _check_signer(signed: cms.SignedData) -> None:
     digest_name = info["digest_algorithm"]["algorithm"].native
     if digest_name not in _HASHES:
         raise TimestampError(f"unsupported digest {digest_name}")
+    if len(signed["signer_infos"]) != 1 or signed["encap_content_info"]["content_type"].native != "tst_info":
+        raise TimestampError("the token is not one signer's TSTInfo")
     content = signed["encap_content_info"]["content"].contents
     attrs = info["signed_attrs"]
+    types = [a["values"][0].native for a in attrs if a["type"].native == "content_type"]
+    if types != ["tst_info"]:
+        raise TimestampError("the token's signed content type is not TSTInfo")
     digests = [a["values"][0].native for a in attrs if a["type"].native == "message_digest"]
     if digests != [hashlib.new(digest_name, content).digest()]:
         raise TimestampError("the token's signed digest is not its content's")
