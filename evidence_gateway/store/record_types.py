@@ -226,6 +226,14 @@ class LegacyReportRecord(NamedTuple):
     updated_at: datetime
 
 
+class PersistedQueryRecord(NamedTuple):
+    sha256: str
+    document: str
+    created_at: datetime
+    org_id: uuid.UUID | None
+    last_used_at: datetime
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -239,4 +247,5 @@ TYPED: dict[str, type[Any]] = {
     "webhook_endpoint": WebhookEndpointRecord,
     "webhook_delivery": WebhookDeliveryRecord,
     "legacy_report": LegacyReportRecord,
+    "persisted_query": PersistedQueryRecord,
 }
