@@ -234,6 +234,28 @@ class PersistedQueryRecord(NamedTuple):
     last_used_at: datetime
 
 
+class ApiKeyRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    key_hash: str
+    display_prefix: str
+    name: str | None
+    scope: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class OrganizationRecord(NamedTuple):
+    id: uuid.UUID
+    name: str
+    webhook_signing_secret: str
+    previous_webhook_signing_secret: str | None
+    previous_webhook_signing_secret_expires_at: datetime | None
+    created_at: datetime
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -248,4 +270,6 @@ TYPED: dict[str, type[Any]] = {
     "webhook_delivery": WebhookDeliveryRecord,
     "legacy_report": LegacyReportRecord,
     "persisted_query": PersistedQueryRecord,
+    "api_key": ApiKeyRecord,
+    "organization": OrganizationRecord,
 }
