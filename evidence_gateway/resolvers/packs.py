@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.artifacts import SPECS, pack_hash
 from evidence_gateway.core import checkpoints
@@ -41,7 +40,6 @@ from evidence_gateway.models import (
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
-    DataQualityAssessment,
     Event,
     LegacyReport,
     PackArtifact,
@@ -66,6 +64,8 @@ from evidence_gateway.resolvers.workspaces import (
     periods_overlap,
 )
 from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.legacy import LegacyReportRepository
+from evidence_gateway.store.repositories.packs import ReportPackRepository
 
 log = logging.getLogger(__name__)
 
@@ -139,12 +139,7 @@ async def execute_pack(ctx: Ctx, pack_id: uuid.UUID) -> GeneratedPack:
 
 
 async def renew_pack_lease(ctx: Ctx, pack_id: uuid.UUID) -> None:
-    async with ctx.db.write() as session:
-        await session.execute(
-            update(ReportPack)
-            .where(col(ReportPack.id) == pack_id, col(ReportPack.lease_owner) == NODE_ID)
-            .values(lease_expires_at=expiry(ctx.settings.lease_seconds))
-        )
+    await ReportPackRepository(ctx).renew_lease(pack_id, NODE_ID, expiry(ctx.settings.lease_seconds))
 
 
 async def _allocate_with_retry(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> ReportPack:
@@ -165,16 +160,12 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         run = await _current_run(session, ctx, workspace)
         legacy = await _legacy_for_pack(session, ctx, workspace, payload.legacy_report_id or run.legacy_report_id)
         assessment = await AssessmentRepository(ctx).load_of_run(session, run.id)
-        last = (
-            await session.execute(
-                select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)
-            )
-        ).scalar_one()
+        last = await ReportPackRepository(ctx).highest_version(session, workspace.id)
         # Every event committed so far (a gapless prefix, see events.py): the audit trail's end.
         audit_sequence = (
             await session.execute(select(func.coalesce(func.max(Event.sequence), 0)).where(owned_by(ctx, Event)))
         ).scalar_one()
-        version = (last or 0) + 1
+        version = last + 1
         now = utcnow()
         queued = ctx.respond_async
         pack = ReportPack(
@@ -241,11 +232,7 @@ async def _legacy_for_pack(
 ) -> LegacyReport | None:
     if legacy_id is None:
         return None
-    report = (
-        await session.execute(
-            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, owned_by(ctx, LegacyReport))
-        )
-    ).scalar_one_or_none()
+    report = await LegacyReportRepository(ctx).load(session, legacy_id)
     if report is None:
         raise InvalidInput(fields={"legacy_report_id": "unknown legacy report"})
     if not periods_overlap(
@@ -304,11 +291,7 @@ async def _finalize(
             workspace.latest_report_pack_id = current.id
             move_workspace(uow, workspace, WorkspaceStatus.review_needed)
             if current.data_quality_assessment_id is not None:
-                await session.execute(
-                    update(DataQualityAssessment)
-                    .where(col(DataQualityAssessment.id) == current.data_quality_assessment_id)
-                    .values(report_pack_id=current.id)
-                )
+                await AssessmentRepository(ctx).attach_to_pack(session, current.data_quality_assessment_id, current.id)
         meta = {
             "calculation_run_id": current.calculation_run_id,
             "data_quality_assessment_id": current.data_quality_assessment_id,
@@ -329,16 +312,8 @@ async def _finalize(
 
 
 async def _archive_older(uow: UnitOfWork, workspace: Workspace, current: ReportPack) -> list[uuid.UUID]:
-    older = list(
-        (
-            await uow.session.execute(
-                select(ReportPack).where(
-                    col(ReportPack.workspace_id) == workspace.id,
-                    col(ReportPack.version_number) < current.version_number,
-                    col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
-                )
-            )
-        ).scalars()
+    older = await ReportPackRepository(uow.ctx).older_versions(
+        uow.session, workspace.id, current.version_number, except_in=_KEEP_ON_NEW_VERSION
     )
     artifacts = await artifacts_of(uow.session, [p.id for p in older])
     archived = []

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned, rows, table_of
+from evidence_gateway.core.scoping import owned, owned_by, rows, table_of
 from evidence_gateway.models import CalculationRun, DataQualityAssessment
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
@@ -60,3 +60,11 @@ class AssessmentRepository(Repository[DataQualityAssessment, DataQualityAssessme
         found = await session.execute(self.get_readable_statement().where(self.table.c.calculation_run_id == run_id))
         assessment: DataQualityAssessment | None = found.scalar_one_or_none()
         return assessment
+
+    async def attach_to_pack(self, session: AsyncSession, assessment_id: uuid.UUID, pack_id: uuid.UUID) -> None:
+        """Record the pack an assessment was published in, in the unit of work's transaction."""
+        table = self.table
+        stmt = (
+            update(table).where(table.c.id == assessment_id, owned_by(self.ctx, table)).values(report_pack_id=pack_id)
+        )
+        await session.execute(stmt)

@@ -4,12 +4,15 @@ and failure change the entities loaded here in a unit of work)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned, rows_many, table_of
+from evidence_gateway.core.scoping import owned, owned_by, rows_many, table_of
 from evidence_gateway.models import ApprovalAction, CalculationRun, DataQualityAssessment, PackArtifact, ReportPack
 from evidence_gateway.store.joined import Joined
 from evidence_gateway.store.keyset import Slice
@@ -76,6 +79,35 @@ class ReportPackRepository(Repository[ReportPack, ReportPackRecord]):
             return None
         made = PackArtifactRecord._make
         return [made(a) for a in artifacts]
+
+    async def highest_version(self, session: AsyncSession, workspace_id: uuid.UUID) -> int:
+        """The workspace's highest pack version number, 0 before its first pack."""
+        stmt = select(func.max(_PACK.c.version_number)).where(
+            _PACK.c.workspace_id == workspace_id, owned_by(self.ctx, _PACK)
+        )
+        return int((await session.execute(stmt)).scalar_one() or 0)
+
+    async def older_versions(
+        self, session: AsyncSession, workspace_id: uuid.UUID, version_number: int, *, except_in: Collection[str]
+    ) -> list[ReportPack]:
+        """The workspace's packs below ``version_number`` whose status is not in ``except_in``
+        (what a new version archives), as entities of the unit of work."""
+        stmt = self.get_readable_statement().where(
+            _PACK.c.workspace_id == workspace_id,
+            _PACK.c.version_number < version_number,
+            _PACK.c.status.not_in(list(except_in)),
+        )
+        return list((await session.execute(stmt)).scalars())
+
+    async def renew_lease(self, pack_id: uuid.UUID, owner: str, until: datetime) -> None:
+        """Extend the lease ``owner`` holds on the pack's generation (nothing if it lost it)."""
+        stmt = (
+            update(ReportPack)
+            .where(_PACK.c.id == pack_id, _PACK.c.lease_owner == owner, owned_by(self.ctx, _PACK))
+            .values(lease_expires_at=until)
+        )
+        async with self.ctx.db.write() as session:
+            await session.execute(stmt)
 
 
 class PackArtifactRepository(Repository[PackArtifact, PackArtifactRecord]):
