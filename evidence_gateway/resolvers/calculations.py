@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.calculation import ENGINE_VERSION, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
@@ -147,16 +145,7 @@ async def execute_run(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
 
 
 async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
-    async with ctx.db.write() as session:
-        await session.execute(
-            update(CalculationRun)
-            .where(
-                col(CalculationRun.id) == run_id,
-                col(CalculationRun.status) == RunStatus.running.value,
-                col(CalculationRun.lease_owner) == NODE_ID,
-            )
-            .values(lease_expires_at=expiry(ctx.settings.lease_seconds))
-        )
+    await CalculationRunRepository(ctx).renew_lease(run_id, NODE_ID, expiry(ctx.settings.lease_seconds))
 
 
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
