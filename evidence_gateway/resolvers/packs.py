@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,7 +31,6 @@ from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput
@@ -40,7 +38,6 @@ from evidence_gateway.models import (
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
-    Event,
     LegacyReport,
     PackArtifact,
     PackStatus,
@@ -64,6 +61,7 @@ from evidence_gateway.resolvers.workspaces import (
     periods_overlap,
 )
 from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.events import EventRepository
 from evidence_gateway.store.repositories.legacy import LegacyReportRepository
 from evidence_gateway.store.repositories.packs import ReportPackRepository
 
@@ -162,9 +160,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         assessment = await AssessmentRepository(ctx).load_of_run(session, run.id)
         last = await ReportPackRepository(ctx).highest_version(session, workspace.id)
         # Every event committed so far (a gapless prefix, see events.py): the audit trail's end.
-        audit_sequence = (
-            await session.execute(select(func.coalesce(func.max(Event.sequence), 0)).where(owned_by(ctx, Event)))
-        ).scalar_one()
+        audit_sequence = await EventRepository(ctx).last_sequence(session)
         version = last + 1
         now = utcnow()
         queued = ctx.respond_async

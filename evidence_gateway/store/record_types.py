@@ -256,6 +256,21 @@ class OrganizationRecord(NamedTuple):
     created_at: datetime
 
 
+class EventRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    sequence: int
+    type: str
+    occurred_at: datetime
+    actor: uuid.UUID | None
+    request_id: str | None
+    subject_type: str
+    subject_id: uuid.UUID
+    workspace_id: uuid.UUID | None
+    data: dict[str, Any]
+    leaf_hash: bytes | None
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -272,4 +287,5 @@ TYPED: dict[str, type[Any]] = {
     "persisted_query": PersistedQueryRecord,
     "api_key": ApiKeyRecord,
     "organization": OrganizationRecord,
+    "event": EventRecord,
 }
