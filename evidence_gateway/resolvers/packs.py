@@ -252,7 +252,7 @@ async def _finalize(
     async with unit_of_work(ctx) as uow:
         session = uow.session
         workspace = await load_workspace(session, ctx, allocated.workspace_id, for_write=True)
-        current = await session.get(ReportPack, allocated.id, with_for_update=True, populate_existing=True)
+        current = await ReportPackRepository(ctx).load(session, allocated.id, for_update=True)
         if current is None or current.lease_owner != NODE_ID:
             raise Conflict(
                 "the pack generation was interrupted before it completed; generate again",
