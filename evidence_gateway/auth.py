@@ -13,14 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
-from sqlmodel import col
 
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.errors import Unauthenticated
-from evidence_gateway.models import ApiKey
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.key_lookup import ApiKeyLookup
 from evidence_gateway.web.observability import access
 
 log = logging.getLogger(__name__)
@@ -146,12 +144,7 @@ async def authenticate(db: Database, authorization: str | None, cache: KeyCache 
 
 
 async def _look_up(db: Database, key_hash: str) -> tuple[Principal, datetime | None]:
-    stmt = select(col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.scope), col(ApiKey.expires_at)).where(
-        col(ApiKey.key_hash) == key_hash,
-        col(ApiKey.revoked_at).is_(None),
-    )
-    async with db.read() as session:
-        row = (await session.execute(stmt)).first()
+    row = await ApiKeyLookup.live_by_hash(db, key_hash)
     if row is None:
         raise Unauthenticated()
     expires_at = as_aware(row.expires_at)
@@ -163,17 +156,7 @@ async def _look_up(db: Database, key_hash: str) -> tuple[Principal, datetime | N
 async def _touch(db: Database, key_id: uuid.UUID) -> None:
     """Record the key's use; the condition keeps N nodes from each writing it every minute.
     A failure costs only the timestamp, never the request."""
-    now = utcnow()
-    stmt = (
-        update(ApiKey)
-        .where(
-            col(ApiKey.id) == key_id,
-            or_(col(ApiKey.last_used_at).is_(None), col(ApiKey.last_used_at) < now - LAST_USED_RESOLUTION),
-        )
-        .values(last_used_at=now)
-    )
     try:
-        async with db.write() as session:
-            await session.execute(stmt)
+        await ApiKeyLookup.touch(db, key_id, utcnow(), LAST_USED_RESOLUTION)
     except SQLAlchemyError:
         log.warning("could not record the last use of API key %s", key_id, exc_info=True)

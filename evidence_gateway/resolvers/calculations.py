@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.calculation import ENGINE_VERSION, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
@@ -147,16 +145,7 @@ async def execute_run(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
 
 
 async def renew_run_lease(ctx: Ctx, run_id: uuid.UUID) -> None:
-    async with ctx.db.write() as session:
-        await session.execute(
-            update(CalculationRun)
-            .where(
-                col(CalculationRun.id) == run_id,
-                col(CalculationRun.status) == RunStatus.running.value,
-                col(CalculationRun.lease_owner) == NODE_ID,
-            )
-            .values(lease_expires_at=expiry(ctx.settings.lease_seconds))
-        )
+    await CalculationRunRepository(ctx).renew_lease(run_id, NODE_ID, expiry(ctx.settings.lease_seconds))
 
 
 async def _imports(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID) -> list[ImportBatch]:
@@ -271,7 +260,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     async with unit_of_work(ctx) as uow:
         session = uow.session
         workspace = await load_workspace(session, ctx, run.workspace_id, for_write=True)
-        current = await _held_run(session, run_id)
+        current = await _held_run(session, ctx, run_id)
         if result is not None:
             await shipment_results.insert_results(ctx.db, session, ctx.org_id, run_id, result.rows)
         is_latest = workspace.data_version == data_version and not await _newer_run_completed(
@@ -301,9 +290,9 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
     return outcome
 
 
-async def _held_run(session: AsyncSession, run_id: uuid.UUID) -> CalculationRun:
+async def _held_run(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID) -> CalculationRun:
     """The run, locked, if this node still holds its lease; else the sweeper has failed it."""
-    current = await session.get(CalculationRun, run_id, with_for_update=True, populate_existing=True)
+    current = await CalculationRunRepository(ctx).load(session, run_id, for_update=True)
     if current is None or current.status != RunStatus.running.value or current.lease_owner != NODE_ID:
         raise Conflict(
             "the calculation run was interrupted before it completed; calculate again",

@@ -7,17 +7,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
-from sqlmodel import col
 
 from evidence_gateway.auth import Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import cursor_of, sequence_of
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.models import Event
 from evidence_gateway.models.base import table_of
 from evidence_gateway.resolvers.validation import parse
+from evidence_gateway.store.repositories.events import EventRepository
 
 # What only an admin key reads in an event's data, by subject type: a webhook endpoint's URL is
 # often a bearer capability (a token in its path or query), and endpoints are admin business.
@@ -66,17 +64,7 @@ async def list_events(
     except InvalidInput as exc:
         raise InvalidInput(fields={limit_field: exc.fields.get("limit", "invalid")}) from None
     after_sequence = sequence_of(after)
-    async with ctx.db.read() as session:
-        rows = list(
-            (
-                await session.execute(
-                    select(Event)
-                    .where(owned_by(ctx, Event), col(Event.sequence) > after_sequence)
-                    .order_by(col(Event.sequence))
-                    .limit(count + 1)
-                )
-            ).scalars()
-        )
+    rows = await EventRepository(ctx).after(after_sequence, count + 1)
     items = [as_seen_by(ctx, e) for e in rows[:count]]
     next_cursor = cursor_of(items[-1].sequence) if items else (after or None)
     return EventPage(items=items, next_cursor=next_cursor, has_more=len(rows) > count)

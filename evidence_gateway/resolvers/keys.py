@@ -15,14 +15,10 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, StringConstraints
-from sqlalchemy import ColumnElement, select
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.auth import KEY_PREFIX, Principal, Scope, generate_key, hash_key
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import of_org, readable
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
@@ -30,6 +26,7 @@ from evidence_gateway.models import ApiKey, Organization
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.keys import ApiKeyRepository, OrganizationRepository
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
 # What `keys create` gives without --scope: what every key could do before scopes existed,
@@ -60,11 +57,6 @@ class CreatedKey:
     key: str
 
 
-async def _org_named(session: AsyncSession, name: str) -> Organization | None:
-    stmt = select(Organization).where(col(Organization.name) == name)
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
 def _new_key(org_id: uuid.UUID, p: KeyCreate) -> CreatedKey:
     key = generate_key()
     row = ApiKey(
@@ -83,13 +75,14 @@ async def create_for_org(db: Database, org_name: str, data: Any, *, create_org: 
     when new and allowed)."""
     p = parse(KeyCreate, data)
     async with db.read() as session:
-        org = await _org_named(session, org_name)
+        org = await OrganizationRepository.named(session, org_name)
     if org is None and not create_org:
         raise NotFound(f"no organisation named {org_name!r}")
     org_id = org.id if org is not None else uuid.uuid4()
     async with unit_of_work(_operator(db, org_id)) as uow:
         if org is None:
-            uow.session.add(Organization(id=org_id, name=org_name, webhook_signing_secret=new_webhook_secret()))
+            org = Organization(id=org_id, name=org_name, webhook_signing_secret=new_webhook_secret())
+            OrganizationRepository.add(uow.session, org)
             await uow.session.flush()
         created = _new_key(org_id, p)
         _add_key(uow, created)
@@ -123,10 +116,10 @@ def api_key_json(key: ApiKey) -> dict[str, Any]:
 async def list_for_org(db: Database, org_name: str) -> list[ApiKey]:
     """For the CLI: every key of the named organisation, revoked ones included, oldest first."""
     async with db.read() as session:
-        org = await _org_named(session, org_name)
+        org = await OrganizationRepository.named(session, org_name)
         if org is None:
             raise NotFound(f"no organisation named {org_name!r}")
-        return await _keys_of(session, org.id)
+        return await ApiKeyRepository(_operator(db, org.id)).listed(session)
 
 
 # What names a key on the command line besides its id: its display prefix (``evk_1a2b3c``) or
@@ -136,9 +129,10 @@ async def list_for_org(db: Database, org_name: str) -> list[ApiKey]:
 _KEY_PREFIX = re.compile(r"(?:evk_)?([0-9a-f]{6})[0-9a-f]{0,2}")
 
 
-def _reference(reference: str) -> ColumnElement[bool]:
+def _reference(reference: str) -> tuple[uuid.UUID | None, str | None]:
+    """The key id, or else the display prefix, a reference names."""
     try:
-        return col(ApiKey.id) == uuid.UUID(reference)
+        return uuid.UUID(reference), None
     except ValueError:
         pass
     found = _KEY_PREFIX.fullmatch(reference.strip().lower())
@@ -147,7 +141,7 @@ def _reference(reference: str) -> ColumnElement[bool]:
             f"{reference!r} is neither a key id nor a key prefix (evk_1a2b3c, or the key_prefix of a log line)",
             fields={"key": "not an id or prefix"},
         )
-    return col(ApiKey.display_prefix) == KEY_PREFIX + found.group(1)
+    return None, KEY_PREFIX + found.group(1)
 
 
 async def revoke_by_reference(db: Database, reference: str, org_name: str | None = None) -> ApiKey:
@@ -157,15 +151,15 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
     A prefix that several keys share is refused rather than guessed; the id is then needed.
     Revoking again changes nothing and is not an error.
     """
-    where = _reference(reference)
+    key_id, display_prefix = _reference(reference)
     async with db.read() as session:
-        stmt = select(ApiKey).where(where)
+        org_id = None
         if org_name is not None:
-            org = await _org_named(session, org_name)
+            org = await OrganizationRepository.named(session, org_name)
             if org is None:
                 raise NotFound(f"no organisation named {org_name!r}")
-            stmt = stmt.where(of_org(org.id, ApiKey))
-        found = list((await session.execute(stmt)).scalars())
+            org_id = org.id
+        found = await ApiKeyRepository.named_by(session, key_id=key_id, display_prefix=display_prefix, org_id=org_id)
         if not found:
             raise NotFound(f"no API key with id or prefix {reference!r}")
         if len(found) > 1:
@@ -177,16 +171,11 @@ async def revoke_by_reference(db: Database, reference: str, org_name: str | None
     return await _revoke(_operator(db, found[0].org_id), found[0].id)
 
 
-async def _keys_of(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey]:
-    stmt = select(ApiKey).where(of_org(org_id, ApiKey)).order_by(col(ApiKey.created_at), col(ApiKey.id))
-    return list((await session.execute(stmt)).scalars())
-
-
 async def list_keys(ctx: Ctx) -> list[ApiKey]:
     """The caller's organisation's keys (never the secrets, which are not stored)."""
     ctx.require(Scope.ADMIN)
     async with ctx.db.read() as session:
-        return await _keys_of(session, ctx.org_id)
+        return await ApiKeyRepository(ctx).listed(session)
 
 
 async def create_key(ctx: Ctx, data: Any) -> CreatedKey:
@@ -211,8 +200,7 @@ async def revoke_key(ctx: Ctx, key_id: Any) -> ApiKey:
 async def _revoke(ctx: Ctx, kid: uuid.UUID, given: Any = None) -> ApiKey:
     """Revoking a revoked key changes nothing: no event, the key as it is."""
     async with unit_of_work(ctx) as uow:
-        stmt = readable(ctx, ApiKey).where(col(ApiKey.id) == kid).with_for_update()
-        key = (await uow.session.execute(stmt)).scalar_one_or_none()
+        key = await ApiKeyRepository(ctx).load(uow.session, kid, for_update=True)
         if key is None:
             raise NotFound("API key not found", resource="api_key", id=str(given if given is not None else kid))
         if key.revoked_at is None:

@@ -19,7 +19,7 @@ from evidence_gateway.core.events import EventType
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import LegacyReport, Organization
+from evidence_gateway.models import LegacyReport
 from evidence_gateway.read_models.representation import legacy_report_json
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
@@ -36,6 +36,7 @@ from evidence_gateway.resolvers.workspaces import periods_overlap
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.record_types import LegacyReportRecord
+from evidence_gateway.store.repositories.keys import OrganizationRepository
 from evidence_gateway.store.repositories.legacy import LegacyReportRepository
 
 
@@ -171,8 +172,7 @@ async def import_legacy_reports(
         org = await get_or_create_org(db, org_name)
     else:
         async with db.read() as read:
-            org_row = await read.execute(select(Organization).where(col(Organization.name) == org_name))
-            found = org_row.scalar_one_or_none()
+            found = await OrganizationRepository.named(read, org_name)
         if found is None:
             raise NotFound(f"no organisation named {org_name!r} (--create-org makes it)")
         org = found

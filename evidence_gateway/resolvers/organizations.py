@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlmodel import col
-
 from evidence_gateway.models import Organization
 from evidence_gateway.resolvers.keys import create_for_org
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.keys import OrganizationRepository
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
 __all__ = ["create_api_key", "get_or_create_org", "new_webhook_secret", "organization_count"]
@@ -17,10 +15,10 @@ __all__ = ["create_api_key", "get_or_create_org", "new_webhook_secret", "organiz
 
 async def get_or_create_org(db: Database, name: str) -> Organization:
     async with db.write() as session:
-        org = (await session.execute(select(Organization).where(col(Organization.name) == name))).scalar_one_or_none()
+        org = await OrganizationRepository.named(session, name)
         if org is None:
             org = Organization(name=name, webhook_signing_secret=new_webhook_secret())
-            session.add(org)
+            OrganizationRepository.add(session, org)
     return org
 
 
@@ -33,4 +31,4 @@ async def create_api_key(db: Database, org_name: str, **options: Any) -> str:
 
 async def organization_count(db: Database) -> int:
     async with db.read() as session:
-        return int((await session.execute(select(func.count()).select_from(Organization))).scalar_one())
+        return await OrganizationRepository.count(session)

@@ -23,17 +23,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.artifacts import SPECS, pack_hash
 from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.leases import NODE_ID, expiry, wake_workers
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput
@@ -41,8 +38,6 @@ from evidence_gateway.models import (
     ArtifactStatus,
     ArtifactType,
     CalculationRun,
-    DataQualityAssessment,
-    Event,
     LegacyReport,
     PackArtifact,
     PackStatus,
@@ -66,6 +61,9 @@ from evidence_gateway.resolvers.workspaces import (
     periods_overlap,
 )
 from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.events import EventRepository
+from evidence_gateway.store.repositories.legacy import LegacyReportRepository
+from evidence_gateway.store.repositories.packs import ReportPackRepository
 
 log = logging.getLogger(__name__)
 
@@ -139,12 +137,7 @@ async def execute_pack(ctx: Ctx, pack_id: uuid.UUID) -> GeneratedPack:
 
 
 async def renew_pack_lease(ctx: Ctx, pack_id: uuid.UUID) -> None:
-    async with ctx.db.write() as session:
-        await session.execute(
-            update(ReportPack)
-            .where(col(ReportPack.id) == pack_id, col(ReportPack.lease_owner) == NODE_ID)
-            .values(lease_expires_at=expiry(ctx.settings.lease_seconds))
-        )
+    await ReportPackRepository(ctx).renew_lease(pack_id, NODE_ID, expiry(ctx.settings.lease_seconds))
 
 
 async def _allocate_with_retry(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> ReportPack:
@@ -165,16 +158,10 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
         run = await _current_run(session, ctx, workspace)
         legacy = await _legacy_for_pack(session, ctx, workspace, payload.legacy_report_id or run.legacy_report_id)
         assessment = await AssessmentRepository(ctx).load_of_run(session, run.id)
-        last = (
-            await session.execute(
-                select(func.max(ReportPack.version_number)).where(col(ReportPack.workspace_id) == workspace.id)
-            )
-        ).scalar_one()
+        last = await ReportPackRepository(ctx).highest_version(session, workspace.id)
         # Every event committed so far (a gapless prefix, see events.py): the audit trail's end.
-        audit_sequence = (
-            await session.execute(select(func.coalesce(func.max(Event.sequence), 0)).where(owned_by(ctx, Event)))
-        ).scalar_one()
-        version = (last or 0) + 1
+        audit_sequence = await EventRepository(ctx).last_sequence(session)
+        version = last + 1
         now = utcnow()
         queued = ctx.respond_async
         pack = ReportPack(
@@ -241,11 +228,7 @@ async def _legacy_for_pack(
 ) -> LegacyReport | None:
     if legacy_id is None:
         return None
-    report = (
-        await session.execute(
-            select(LegacyReport).where(col(LegacyReport.id) == legacy_id, owned_by(ctx, LegacyReport))
-        )
-    ).scalar_one_or_none()
+    report = await LegacyReportRepository(ctx).load(session, legacy_id)
     if report is None:
         raise InvalidInput(fields={"legacy_report_id": "unknown legacy report"})
     if not periods_overlap(
@@ -269,7 +252,7 @@ async def _finalize(
     async with unit_of_work(ctx) as uow:
         session = uow.session
         workspace = await load_workspace(session, ctx, allocated.workspace_id, for_write=True)
-        current = await session.get(ReportPack, allocated.id, with_for_update=True, populate_existing=True)
+        current = await ReportPackRepository(ctx).load(session, allocated.id, for_update=True)
         if current is None or current.lease_owner != NODE_ID:
             raise Conflict(
                 "the pack generation was interrupted before it completed; generate again",
@@ -304,11 +287,7 @@ async def _finalize(
             workspace.latest_report_pack_id = current.id
             move_workspace(uow, workspace, WorkspaceStatus.review_needed)
             if current.data_quality_assessment_id is not None:
-                await session.execute(
-                    update(DataQualityAssessment)
-                    .where(col(DataQualityAssessment.id) == current.data_quality_assessment_id)
-                    .values(report_pack_id=current.id)
-                )
+                await AssessmentRepository(ctx).attach_to_pack(session, current.data_quality_assessment_id, current.id)
         meta = {
             "calculation_run_id": current.calculation_run_id,
             "data_quality_assessment_id": current.data_quality_assessment_id,
@@ -329,16 +308,8 @@ async def _finalize(
 
 
 async def _archive_older(uow: UnitOfWork, workspace: Workspace, current: ReportPack) -> list[uuid.UUID]:
-    older = list(
-        (
-            await uow.session.execute(
-                select(ReportPack).where(
-                    col(ReportPack.workspace_id) == workspace.id,
-                    col(ReportPack.version_number) < current.version_number,
-                    col(ReportPack.status).not_in(_KEEP_ON_NEW_VERSION),
-                )
-            )
-        ).scalars()
+    older = await ReportPackRepository(uow.ctx).older_versions(
+        uow.session, workspace.id, current.version_number, except_in=_KEEP_ON_NEW_VERSION
     )
     artifacts = await artifacts_of(uow.session, [p.id for p in older])
     archived = []

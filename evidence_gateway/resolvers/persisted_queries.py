@@ -21,16 +21,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
-from evidence_gateway.core.scoping import of_org
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.models import PersistedQuery
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.persisted_queries import PersistedQueryRepository
 
 # How stale a document's recorded last use may be before a lookup writes it again, and how often
 # a node purges unused documents: the lifetime is counted in days, one write an hour is plenty.
@@ -60,6 +56,7 @@ class PersistedQueries:
     def __init__(self, db: Database, settings: Settings | None = None) -> None:
         settings = settings or Settings()
         self.db = db
+        self.repository = PersistedQueryRepository(db)
         self.max_bytes = settings.graphql_persisted_query_max_bytes
         self.per_org = settings.graphql_persisted_queries_per_org
         self.cache_bytes = settings.graphql_persisted_query_cache_bytes
@@ -97,21 +94,17 @@ class PersistedQueries:
                     return None
                 held.used = now
             return held.document
-        statement = select(col(PersistedQuery.document), col(PersistedQuery.last_used_at)).where(
-            col(PersistedQuery.sha256) == sha256
-        )
-        async with self.db.read() as session:
-            row = (await session.execute(statement)).one_or_none()
-        if row is None:
+        found = await self.repository.document_of(sha256)
+        if found is None:
             return None
-        document, used = row
+        document, used = found
         if now - used >= self.unused_for:
             return None  # expired: the client registers it again
         if now - used >= TOUCH_INTERVAL:
             await self._touch(sha256, now)
             used = now
         self._remember(sha256, document, used)
-        return str(document)
+        return document
 
     def _forget(self, sha256: str) -> None:
         held = self._cache.pop(sha256, None)
@@ -120,10 +113,7 @@ class PersistedQueries:
 
     async def _touch(self, sha256: str, now: datetime) -> bool:
         """Record a use; False when the row is gone."""
-        statement = update(PersistedQuery).where(col(PersistedQuery.sha256) == sha256).values(last_used_at=now)
-        async with self.db.write() as session:
-            result = await session.execute(statement)
-        return bool(getattr(result, "rowcount", 1))
+        return await self.repository.touch(sha256, now)
 
     async def register(self, sha256: str, document: str, org_id: uuid.UUID) -> None:
         """Store a document under its hash for ``org_id``, within its count; a concurrent
@@ -134,34 +124,16 @@ class PersistedQueries:
         await self._purge_if_due(now)
         try:
             async with self.db.write() as session:
-                existing = await session.get(PersistedQuery, sha256)
+                existing = await self.repository.load(session, sha256)
                 if existing is not None:
                     existing.last_used_at = now  # registered again (say, after it expired): in use
                 else:
-                    await self._make_room(session, org_id)
-                    session.add(PersistedQuery(sha256=sha256, document=document, org_id=org_id, last_used_at=now))
+                    for doomed in await self.repository.make_room(session, org_id, self.per_org):
+                        self._forget(doomed)
+                    self.repository.add(session, sha256, document, org_id, now)
         except IntegrityError:
             pass  # another request (or node) stored it between the check and the insert
         self._remember(sha256, document, now)
-
-    async def _make_room(self, session: AsyncSession, org_id: uuid.UUID) -> None:
-        """Delete the organisation's least recently used documents beyond its count minus one."""
-        held = await session.scalar(
-            select(func.count()).select_from(PersistedQuery).where(of_org(org_id, PersistedQuery))
-        )
-        excess = int(held or 0) - self.per_org + 1
-        if excess <= 0:
-            return
-        oldest = (
-            select(col(PersistedQuery.sha256))
-            .where(of_org(org_id, PersistedQuery))
-            .order_by(col(PersistedQuery.last_used_at), col(PersistedQuery.sha256))
-            .limit(excess)
-        )
-        doomed = list((await session.scalars(oldest)).all())
-        await session.execute(delete(PersistedQuery).where(col(PersistedQuery.sha256).in_(doomed)))
-        for sha256 in doomed:
-            self._forget(sha256)
 
     async def _purge_if_due(self, now: datetime) -> None:
         if self._purged_at is not None and now - self._purged_at < PURGE_INTERVAL:
@@ -172,8 +144,7 @@ class PersistedQueries:
     async def purge(self, now: datetime | None = None) -> int:
         """Delete the documents unused for the lifetime; how many went."""
         cutoff = (now or utcnow()) - self.unused_for
-        async with self.db.write() as session:
-            result = await session.execute(delete(PersistedQuery).where(col(PersistedQuery.last_used_at) < cutoff))
+        gone = await self.repository.purge(cutoff)
         for sha256 in [s for s, held in self._cache.items() if held.used < cutoff]:
             self._forget(sha256)
-        return int(getattr(result, "rowcount", 0) or 0)
+        return gone

@@ -226,6 +226,51 @@ class LegacyReportRecord(NamedTuple):
     updated_at: datetime
 
 
+class PersistedQueryRecord(NamedTuple):
+    sha256: str
+    document: str
+    created_at: datetime
+    org_id: uuid.UUID | None
+    last_used_at: datetime
+
+
+class ApiKeyRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    key_hash: str
+    display_prefix: str
+    name: str | None
+    scope: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class OrganizationRecord(NamedTuple):
+    id: uuid.UUID
+    name: str
+    webhook_signing_secret: str
+    previous_webhook_signing_secret: str | None
+    previous_webhook_signing_secret_expires_at: datetime | None
+    created_at: datetime
+
+
+class EventRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    sequence: int
+    type: str
+    occurred_at: datetime
+    actor: uuid.UUID | None
+    request_id: str | None
+    subject_type: str
+    subject_id: uuid.UUID
+    workspace_id: uuid.UUID | None
+    data: dict[str, Any]
+    leaf_hash: bytes | None
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -239,4 +284,8 @@ TYPED: dict[str, type[Any]] = {
     "webhook_endpoint": WebhookEndpointRecord,
     "webhook_delivery": WebhookDeliveryRecord,
     "legacy_report": LegacyReportRecord,
+    "persisted_query": PersistedQueryRecord,
+    "api_key": ApiKeyRecord,
+    "organization": OrganizationRecord,
+    "event": EventRecord,
 }

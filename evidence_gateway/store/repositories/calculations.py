@@ -5,12 +5,14 @@ entities loaded here)."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned, rows, table_of
-from evidence_gateway.models import CalculationRun, DataQualityAssessment
+from evidence_gateway.core.scoping import owned, owned_by, rows, table_of
+from evidence_gateway.models import CalculationRun, DataQualityAssessment, RunStatus
+from evidence_gateway.store.db import rows_changed
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 from evidence_gateway.store.repository import Repository
@@ -36,6 +38,48 @@ class CalculationRunRepository(Repository[CalculationRun, CalculationRunRecord])
     async def slice_of_workspace(self, workspace_id: uuid.UUID, **relay: object) -> Slice[CalculationRunRecord]:
         return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
 
+    async def reloaded(self, session: AsyncSession, run_id: uuid.UUID) -> CalculationRun:
+        """The run as a statement of the unit of work just left it, not as the session held it."""
+        stmt = self.get_readable_statement().where(self.table.c.id == run_id)
+        run: CalculationRun = (await session.execute(stmt.execution_options(populate_existing=True))).scalar_one()
+        return run
+
+    async def renew_lease(self, run_id: uuid.UUID, owner: str, until: datetime) -> None:
+        """Extend the lease ``owner`` holds on a running run (nothing if it lost it or the run ended)."""
+        table = self.table
+        stmt = (
+            update(table)
+            .where(
+                table.c.id == run_id,
+                table.c.status == RunStatus.running.value,
+                table.c.lease_owner == owner,
+                owned_by(self.ctx, table),
+            )
+            .values(lease_expires_at=until)
+        )
+        async with self.ctx.db.write() as session:
+            await session.execute(stmt)
+
+    @staticmethod
+    async def fail_running(
+        session: AsyncSession, run_id: uuid.UUID, message: str, now: datetime, *, expired_only: bool
+    ) -> bool:
+        """Fail the run if it is still running (and, ``expired_only``, its lease has lapsed);
+        whether it was. Not org-scoped: the sweeper's last resort runs it with no context left
+        but the run's id."""
+        table = table_of(CalculationRun)
+        stmt = update(table).where(table.c.id == run_id, table.c.status == RunStatus.running.value)
+        if expired_only:
+            stmt = stmt.where(table.c.lease_expires_at < now)
+        stmt = stmt.values(
+            status=RunStatus.failed.value,
+            error_message=message[:2000],
+            completed_at=now,
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+        return bool(rows_changed(await session.execute(stmt)))
+
 
 class AssessmentRepository(Repository[DataQualityAssessment, DataQualityAssessmentRecord]):
     model = DataQualityAssessment
@@ -60,3 +104,11 @@ class AssessmentRepository(Repository[DataQualityAssessment, DataQualityAssessme
         found = await session.execute(self.get_readable_statement().where(self.table.c.calculation_run_id == run_id))
         assessment: DataQualityAssessment | None = found.scalar_one_or_none()
         return assessment
+
+    async def attach_to_pack(self, session: AsyncSession, assessment_id: uuid.UUID, pack_id: uuid.UUID) -> None:
+        """Record the pack an assessment was published in, in the unit of work's transaction."""
+        table = self.table
+        stmt = (
+            update(table).where(table.c.id == assessment_id, owned_by(self.ctx, table)).values(report_pack_id=pack_id)
+        )
+        await session.execute(stmt)

@@ -4,13 +4,25 @@ and failure change the entities loaded here in a unit of work)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned, rows_many, table_of
-from evidence_gateway.models import ApprovalAction, CalculationRun, DataQualityAssessment, PackArtifact, ReportPack
+from evidence_gateway.core.scoping import owned, owned_by, rows_many, table_of
+from evidence_gateway.models import (
+    ApprovalAction,
+    ArtifactStatus,
+    CalculationRun,
+    DataQualityAssessment,
+    PackArtifact,
+    PackStatus,
+    ReportPack,
+)
+from evidence_gateway.store.db import rows_changed
 from evidence_gateway.store.joined import Joined
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
@@ -77,6 +89,64 @@ class ReportPackRepository(Repository[ReportPack, ReportPackRecord]):
         made = PackArtifactRecord._make
         return [made(a) for a in artifacts]
 
+    async def highest_version(self, session: AsyncSession, workspace_id: uuid.UUID) -> int:
+        """The workspace's highest pack version number, 0 before its first pack."""
+        stmt = select(func.max(_PACK.c.version_number)).where(
+            _PACK.c.workspace_id == workspace_id, owned_by(self.ctx, _PACK)
+        )
+        return int((await session.execute(stmt)).scalar_one() or 0)
+
+    async def older_versions(
+        self, session: AsyncSession, workspace_id: uuid.UUID, version_number: int, *, except_in: Collection[str]
+    ) -> list[ReportPack]:
+        """The workspace's packs below ``version_number`` whose status is not in ``except_in``
+        (what a new version archives), as entities of the unit of work."""
+        stmt = self.get_readable_statement().where(
+            _PACK.c.workspace_id == workspace_id,
+            _PACK.c.version_number < version_number,
+            _PACK.c.status.not_in(list(except_in)),
+        )
+        return list((await session.execute(stmt)).scalars())
+
+    async def load_unsealed(self, session: AsyncSession, pack_id: uuid.UUID) -> ReportPack | None:
+        """The pack, locked and read again, while it has no hash yet (still being generated)."""
+        stmt = self.get_readable_statement().where(_PACK.c.id == pack_id, _PACK.c.pack_hash.is_(None))
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+        found: ReportPack | None = (await session.execute(stmt)).scalar_one_or_none()
+        return found
+
+    @staticmethod
+    async def fail_expired(session: AsyncSession, pack_id: uuid.UUID, now: datetime) -> bool:
+        """Fail the pack by a plain update if it is unsealed, not failed and its lease lapsed
+        before ``now``; whether it was. Not org-scoped: the sweeper's last resort has only the
+        pack's id."""
+        stmt = (
+            update(_PACK)
+            .where(
+                _PACK.c.id == pack_id,
+                _PACK.c.pack_hash.is_(None),
+                _PACK.c.status != PackStatus.failed.value,
+                _PACK.c.lease_expires_at < now,
+            )
+            .values(
+                status=PackStatus.failed.value,
+                lease_owner=None,
+                lease_expires_at=None,
+                row_version=_PACK.c.row_version + 1,
+            )
+        )
+        return bool(rows_changed(await session.execute(stmt)))
+
+    async def renew_lease(self, pack_id: uuid.UUID, owner: str, until: datetime) -> None:
+        """Extend the lease ``owner`` holds on the pack's generation (nothing if it lost it)."""
+        stmt = (
+            update(ReportPack)
+            .where(_PACK.c.id == pack_id, _PACK.c.lease_owner == owner, owned_by(self.ctx, _PACK))
+            .values(lease_expires_at=until)
+        )
+        async with self.ctx.db.write() as session:
+            await session.execute(stmt)
+
 
 class PackArtifactRepository(Repository[PackArtifact, PackArtifactRecord]):
     model = PackArtifact
@@ -86,6 +156,17 @@ class PackArtifactRepository(Repository[PackArtifact, PackArtifactRecord]):
     async def of_packs(self, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifactRecord]]:
         """The artifacts of each pack (stored order)."""
         return await self.grouped_by("report_pack_id", pack_ids)
+
+    @staticmethod
+    async def fail_of_pack(session: AsyncSession, pack_id: uuid.UUID, message: str) -> None:
+        """Every artifact of a failing pack failed, saying why. Not org-scoped: the pack was
+        chosen already (by the caller's unit of work, or by id in the sweeper's last resort)."""
+        stmt = (
+            update(_ARTIFACT)
+            .where(_ARTIFACT.c.report_pack_id == pack_id)
+            .values(status=ArtifactStatus.failed.value, error_message=message[:2000], generated_at=None)
+        )
+        await session.execute(stmt)
 
 
 class ApprovalRepository(Repository[ApprovalAction, ApprovalActionRecord]):

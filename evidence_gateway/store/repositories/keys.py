@@ -1,0 +1,59 @@
+"""API keys and the organisations they belong to."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.core.scoping import of_org
+from evidence_gateway.models import ApiKey, Organization
+from evidence_gateway.store.record_types import ApiKeyRecord
+from evidence_gateway.store.repositories.key_lookup import ApiKeyLookup
+from evidence_gateway.store.repository import Repository
+
+
+class ApiKeyRepository(ApiKeyLookup, Repository[ApiKey, ApiKeyRecord]):
+    model = ApiKey
+    record = ApiKeyRecord
+    kind = "api_key"
+
+    async def listed(self, session: AsyncSession) -> list[ApiKey]:
+        """Every key of the caller's organisation, revoked ones included, oldest first."""
+        stmt = self.get_readable_statement().order_by(col(ApiKey.created_at), col(ApiKey.id))
+        return list((await session.execute(stmt)).scalars())
+
+    @staticmethod
+    async def named_by(
+        session: AsyncSession, *, key_id: uuid.UUID | None, display_prefix: str | None, org_id: uuid.UUID | None
+    ) -> list[ApiKey]:
+        """The keys with this id or display prefix, within ``org_id`` when given: the operator's
+        command line names a key before it knows the organisation, so this is not org-scoped."""
+        stmt = select(ApiKey)
+        if key_id is not None:
+            stmt = stmt.where(col(ApiKey.id) == key_id)
+        else:
+            stmt = stmt.where(col(ApiKey.display_prefix) == display_prefix)
+        if org_id is not None:
+            stmt = stmt.where(of_org(org_id, ApiKey))
+        return list((await session.execute(stmt)).scalars())
+
+
+class OrganizationRepository:
+    """Organisations are the scope itself, not rows in one: the operator's command line and
+    start-up find them by name, across every organisation."""
+
+    @staticmethod
+    async def named(session: AsyncSession, name: str) -> Organization | None:
+        stmt = select(Organization).where(col(Organization.name) == name)
+        return (await session.execute(stmt)).scalar_one_or_none()
+
+    @staticmethod
+    def add(session: AsyncSession, org: Organization) -> None:
+        session.add(org)
+
+    @staticmethod
+    async def count(session: AsyncSession) -> int:
+        return int((await session.execute(select(func.count()).select_from(Organization))).scalar_one())
