@@ -72,6 +72,10 @@ async def test_every_event_is_included_in_a_signed_checkpoint(api: Api, api_b: A
     resp = await api_b.get("/api/v2/log/proof/inclusion", params={"event": events[0]["id"]})
     assert resp.status_code == 404
     assert (await api_b.get("/api/v2/log/checkpoint", params={"size": 5})).status_code == 404
+    # A missing or malformed event parameter is bad input, not an unknown event.
+    for params in ({}, {"event": "nope"}):
+        resp = await api.get("/api/v2/log/proof/inclusion", params=params)
+        assert resp.status_code == 422 and resp.json()["details"]["fields"] == {"event": "an event id (UUID)"}
 
 
 async def test_checkpoints_are_kept_and_consistent(api: Api) -> None:

@@ -18,7 +18,7 @@ from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.proofs.notes import Checkpoint, sign_note
 from evidence_gateway.resolvers import seals
 from evidence_gateway.resolvers.events import ADMIN_ONLY_DATA
-from evidence_gateway.resolvers.validation import parse_id
+from evidence_gateway.resolvers.validation import canonical_uuid
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import tlog as store
 from evidence_gateway.store.db import Database
@@ -88,7 +88,12 @@ async def checkpoint(ctx: Ctx, size: Any = None) -> TlogCheckpoint:
 
 async def inclusion(ctx: Ctx, event_id: Any, size: Any = None) -> InclusionProof:
     """The event's leaf and its path to a checkpoint's root: ``size``'s, or a current one."""
-    event = await store.event_position(ctx.db, ctx.org_id, parse_id(event_id, "event"))
+    try:
+        # A query parameter, not a path: missing or malformed is bad input (422), as for size.
+        wanted = canonical_uuid(event_id)
+    except ValueError:
+        raise InvalidInput(fields={"event": "an event id (UUID)"}) from None
+    event = await store.event_position(ctx.db, ctx.org_id, wanted)
     if event is None:
         raise NotFound("event not found")
     cp = await checkpoint(ctx, size)
