@@ -6,12 +6,13 @@ import json
 from decimal import Decimal
 from typing import BinaryIO
 
+from evidence_gateway.artifacts import iso_report
 from evidence_gateway.artifacts.data import PackData, Rows
 from evidence_gateway.artifacts.text import cell, fixed, iso, md_table, period
 
 CONTENT_TYPE = "text/markdown; charset=utf-8"
 SUFFIX = "methodology.md"
-NEEDS_ROWS = False
+NEEDS_ROWS = True
 
 _CATEGORIES = (
     ("primary", "fuel or energy actually used x allocation share (mass / vehicle payload, or the carrier's share) "
@@ -28,7 +29,7 @@ _DISTANCES = (
 )
 
 
-def build(data: PackData) -> str:
+def build(data: PackData, rows: Rows = ()) -> str:
     ws, run, m = data.workspace, data.run, data.methodology
     parts = [
         f"# Methodology statement: {ws.name}\n",
@@ -85,10 +86,25 @@ def build(data: PackData) -> str:
             f"{period(lr.reporting_period_start, lr.reporting_period_end)}, {cell(lr.total_co2e_kg)} kg CO2e, "
             f"{lr.shipment_count} shipments.\n",
         ]
+    parts += ["## ISO 14083 short report (ISO 14083:2023, chapter 13)\n", *short_report(data, rows)]
     assumptions = json.dumps(run.assumptions_snapshot, sort_keys=True, indent=2, ensure_ascii=False, default=str)
     parts += ["## Assumptions snapshot\n", "```json", assumptions, "```", ""]
     return "\n".join(parts)
 
 
+def short_report(data: PackData, rows: Rows) -> list[str]:
+    """The same blocks the summary PDF prints, as Markdown."""
+    out: list[str] = []
+    for kind, value in iso_report.build(data, iso_report.Tally.of(rows)):
+        if kind == "h":
+            out.append(f"### {value}\n")
+        elif kind == "p":
+            out.append(f"{value}\n")
+        else:
+            header, *body = value
+            out.append(md_table(header, body))
+    return out
+
+
 def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
-    out.write(build(data).encode("utf-8"))
+    out.write(build(data, rows).encode("utf-8"))

@@ -19,12 +19,13 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
+from evidence_gateway.artifacts import iso_report
 from evidence_gateway.artifacts.data import PackData, Rows
 from evidence_gateway.artifacts.text import iso, number, period
 
 CONTENT_TYPE = "application/pdf"
 SUFFIX = "summary.pdf"
-NEEDS_ROWS = False
+NEEDS_ROWS = True
 
 _DEJAVU = (
     Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
@@ -48,7 +49,9 @@ def _styles() -> dict[str, ParagraphStyle]:
     return {
         "title": ParagraphStyle("t", parent=base["Title"], fontName=bold, fontSize=16, leading=20),
         "h2": ParagraphStyle("h", parent=base["Heading2"], fontName=bold, fontSize=12, leading=15),
+        "h3": ParagraphStyle("h3", parent=base["Heading3"], fontName=bold, fontSize=10, leading=13),
         "body": ParagraphStyle("b", parent=base["BodyText"], fontName=regular, fontSize=9, leading=12),
+        "small": ParagraphStyle("s", parent=base["BodyText"], fontName=regular, fontSize=7, leading=9),
     }
 
 
@@ -138,14 +141,6 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     if q is not None:
         figures = [
             ["Coverage score", f"{number(q.coverage_score, 2)} %"],
-            [
-                "Primary / secondary data",
-                f"{number(q.primary_data_percent, 2)} % / {number(q.secondary_data_percent, 2)} %",
-            ],  # fmt: skip
-            [
-                "Default / modelled data",
-                f"{number(q.default_data_percent, 2)} % / {number(q.modelled_data_percent, 2)} %",
-            ],  # fmt: skip
             ["Rows missing required fields", str(q.missing_required_fields_count)],
             ["Flagged shipments", str(q.flagged_shipments_count)],
         ]
@@ -158,7 +153,7 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
             story.append(_p(q.summary_text, s["body"]))
     else:
         story.append(_p("No quality assessment was stored for this run.", s["body"]))
-    story += [Spacer(1, 4 * mm), *iso14083_report(data, s)]
+    story += [Spacer(1, 4 * mm), *iso14083_report(data, rows, s)]
     story += [
         Spacer(1, 4 * mm),
         _p(f"Evidence items registered: {len(data.evidence)}. Audit trail events: {len(data.audit)}.", s["body"]),
@@ -166,81 +161,16 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     doc.build(story)
 
 
-_CATEGORY_NAMES = {
-    "primary": "Primary (fuel/energy used, allocated)",
-    "secondary_modelled": "Secondary, modelled (carrier intensity)",
-    "secondary_default": "Secondary, default (published factor)",
-}
-
-
-def iso14083_report(data: PackData, s: dict[str, ParagraphStyle]) -> list[Any]:
-    """ISO 14083 short report (clause 14 of the standard): both boundaries and intensities per mode,
-    distance types, data categories, exclusions and the factor sources."""
-    run, iso, m = data.run, data.run.iso14083, data.methodology
-    out: list[Any] = [_p("ISO 14083 short report", s["h2"])]
-    if not iso:
-        return [*out, _p("This run predates the ISO 14083 summary (or used a legacy report).", s["body"])]
-    out.append(
-        _p(
-            f"Totals: WTW {number(run.total_co2e_wtw_kg)} kg CO2e, TTW {number(run.total_co2e_ttw_kg)} kg CO2e "
-            f"over {number(run.total_tonne_km)} tonne-km; headline boundary {iso.get('headline_boundary')}.",
-            s["body"],
-        )
-    )
-    modes = [["Mode", "WTW kg", "TTW kg", "Tonne-km", "WTW g/tkm", "TTW g/tkm"]]
-    for mode, t in sorted(run.totals_by_mode.items()):
-        modes.append(
-            [
-                mode, number(t.get("co2e_wtw_kg")), number(t.get("co2e_ttw_kg")), number(t.get("tonne_km")),
-                number(t.get("intensity_wtw_g_per_tkm"), 2), number(t.get("intensity_ttw_g_per_tkm"), 2),
-            ]
-        )  # fmt: skip
-    out += [_table(modes, s["body"], [30 * mm, 30 * mm, 30 * mm, 30 * mm, 25 * mm, 25 * mm]), Spacer(1, 2 * mm)]
-    cats = [["Data category", "Rows", "WTW kg", "Tonne-km"]]
-    for key, c in (iso.get("data_categories") or {}).items():
-        cats.append(
-            [_CATEGORY_NAMES.get(key, key), str(c.get("rows")), number(c.get("co2e_wtw_kg")), number(c.get("tonne_km"))]
-        )
-    share = iso.get("primary_data_share") or {}
-    out += [
-        _table(cats, s["body"], [70 * mm, 20 * mm, 40 * mm, 40 * mm]),
-        _p(
-            f"Primary data share: {number(share.get('by_emissions_wtw_percent'), 2)} % of WTW emissions, "
-            f"{number(share.get('by_rows_percent'), 2)} % of usable rows. Coverage: "
-            f"{number(data.quality.coverage_score, 2) if data.quality else 'n/a'} % of declared rows, "
-            f"{number(iso.get('coverage_tonne_km_percent'), 2)} % of tonne-km.",
-            s["body"],
-        ),
-        Spacer(1, 2 * mm),
-    ]
-    dists = [["Distance type", "Rows", "Tonne-km (factor basis)"]]
-    for key, d in (iso.get("distance_types") or {}).items():
-        dists.append([key, str(d.get("rows")), number(d.get("tonne_km"))])
-    out += [
-        _table(dists, s["body"], [50 * mm, 20 * mm, 50 * mm]),
-        _p(
-            "Distance adjustment: SFD x 1.05 (road, rail, inland waterway) and x 1.15 (sea) per GLEC; air factors "
-            "are per great-circle km with the DESNZ 8 % uplift included, so an actual flight distance is divided "
-            "by 1.08.",
-            s["body"],
-        ),
-    ]
-    ex = iso.get("excluded") or {}
-    out.append(
-        _p(
-            f"Exclusions: {ex.get('rows', 0)} row(s) without mode, distance or mass, estimated with default "
-            f"factors at {number(ex.get('co2e_wtw_kg'))} kg CO2e WTW / {number(ex.get('co2e_ttw_kg'))} kg TTW "
-            "(reported, not in the totals).",
-            s["body"],
-        )
-    )
-    if m is not None:
-        sources = sorted({f"{f.dataset} ({f.dataset_version})" for f in m.factors if f.dataset})
-        out.append(
-            _p(
-                f"Factor sources: {'; '.join(sources) or m.factor_version_source} - version {m.factor_version_code}; "
-                "each factor's source rows are listed in the methodology statement.",
-                s["body"],
-            )
-        )
+def iso14083_report(data: PackData, rows: Rows, s: dict[str, ParagraphStyle]) -> list[Any]:
+    """The ISO 14083 short report (ISO 14083:2023 chapter 13), as iso_report builds it."""
+    out: list[Any] = [_p("ISO 14083 short report (ISO 14083:2023, chapter 13)", s["h2"])]
+    for kind, value in iso_report.build(data, iso_report.Tally.of(rows)):
+        if kind == "h":
+            out.append(_p(value, s["h3"]))
+        elif kind == "p":
+            out.append(_p(value, s["body"]))
+        else:
+            header, *body = value
+            width = 174 * mm / len(header)
+            out += [_table([header, *body], s["small"], [width] * len(header)), Spacer(1, 2 * mm)]
     return out

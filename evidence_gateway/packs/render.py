@@ -1,8 +1,8 @@
 """Rendering a pack's artifacts, with the shipment rows streamed from the database, and storing them.
 
 The rows are read once, in keyset pages (rows.py), by one producer thread and handed page by page
-to the renderers that list them (CSV, XLSX, JSON, iLEAP), each in its own thread behind a small
-bounded queue: at most a few pages are in memory at any time, shared by them. Finished files
+to the renderers that read them (CSV, XLSX, JSON, iLEAP; the PDF and the methodology statement for
+the short report's tallies), each in its own thread behind a small bounded queue: at most a few pages are in memory at any time, shared by them. Finished files
 spill to temporary files and are stored one at a time (store.py), each in its own short write
 transaction, so no write lock is held while anything renders.
 """
