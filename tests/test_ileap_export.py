@@ -44,6 +44,8 @@ TCE = {
         "co2eTTW": DECIMAL,
         "prevTceIds": {"type": ["array", "null"], "items": {"type": "string"}},
         "departureAt": {"type": ["string", "null"], "format": "date-time"},
+        "packagingOrTrEqType": {"enum": ["Box", "Pallet", "Container-TEU", "Container-FEU", "Container"]},
+        "packagingOrTrEqAmount": {"type": "integer", "minimum": 0},
     },
     # The specification: either tocId or hocId MUST be defined.
     "anyOf": [{"required": ["tocId"]}, {"required": ["hocId"]}],
@@ -102,8 +104,14 @@ TOC = {
         "co2eIntensityWTW": DECIMAL,
         "co2eIntensityTTW": DECIMAL,
         "transportActivityUnit": {"enum": ["TEUkm", "tkm"]},
+        "comment": {"type": "string"},
+        "secondaryEmissionFactorSources": {
+            "type": "array",
+            "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"},
+                      "version": {"type": ["string", "null"]}}, "additionalProperties": False},
+        },
     },
-    # Only the properties Version 1.0.0 defines for a TOC (that we fill).
+    # Only the properties the specification defines for a TOC (that we fill).
     "additionalProperties": False,
 }  # fmt: skip
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
@@ -180,7 +188,7 @@ async def test_measured_fuel_is_stated_per_tkm_and_defaults_state_none(api: Api)
     ws, _ = await run_rows(api, rows)
     doc = json.loads((await pack_files(api, ws["id"]))["ileap_shipment_footprints"])
     validate(doc)
-    tocs = {t["tocId"]: t for t in doc["tocs"]}
+    tocs = {t["tocId"].rsplit("-", 1)[0]: t for t in doc["tocs"]}
     primary = tocs["eg-road-primary-diesel"]["energyCarriers"][0]
     assert (primary["energyConsumptionUnit"], primary["relativeShare"]) == ("l", "1")
     assert Decimal(primary["energyConsumption"]) == (Decimal(90) * Decimal("0.333333") / 2400).quantize(Decimal("1e-9"))
@@ -188,4 +196,81 @@ async def test_measured_fuel_is_stated_per_tkm_and_defaults_state_none(api: Api)
     implied = Decimal(primary["energyConsumption"]) * Decimal(primary["emissionFactorWTW"])
     assert abs(implied - intensity) < Decimal("1e-6")
     default = next(t for t in doc["tocs"] if "-default-" in t["tocId"])
-    assert "energyConsumption" not in default["energyCarriers"][0] and default["transportActivityUnit"] == "tkm"
+    assert default["transportActivityUnit"] == "tkm" and "no TEU count" in default["comment"]
+    # The fuel the published intensity assumes, with its unit: consumption derived from TTW, said so.
+    carrier = default["energyCarriers"][0]
+    assert (carrier["energyCarrier"], carrier["energyConsumptionUnit"]) == ("Diesel", "l")
+    implied = Decimal(carrier["energyConsumption"]) * Decimal(carrier["emissionFactorTTW"])
+    assert abs(implied - Decimal(default["co2eIntensityTTW"])) < Decimal("1e-6")
+    assert "derived as co2eIntensityTTW / emissionFactorTTW" in default["comment"]
+    assert default["secondaryEmissionFactorSources"][0]["name"].startswith("UK Government GHG Conversion")
+
+
+async def toc_ids(api: Api, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    ws, _ = await run_rows(api, rows)
+    doc = json.loads((await pack_files(api, ws["id"]))["ileap_shipment_footprints"])
+    validate(doc)
+    return {t["tocId"]: t for t in doc["tocs"]}
+
+
+async def test_toc_ids_name_the_intensity_and_are_never_reused_for_another(api: Api) -> None:
+    fuel = {"mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel", "vehicle_payload_tonnes": 24}
+    default = {"mode": "road", "distance_km": 100, "mass_tonnes": 5}
+    first = await toc_ids(api, [{**fuel, "fuel_amount": 90}, default])
+    same = await toc_ids(api, [{**fuel, "fuel_amount": 90}, {**default, "mass_tonnes": 7}])
+    other = await toc_ids(api, [{**fuel, "fuel_amount": 120}, default])
+    assert set(first) == set(same)  # same intensities (the default's does not depend on the rows)
+    primary = {i for i in first if "-primary-" in i}
+    assert len(primary) == 1 and not primary & set(other)  # another fuel intensity: another id
+    assert {i for i in first if "-default-" in i} == {i for i in other if "-default-" in i}
+    for toc_id, toc in other.items():
+        assert toc_id not in first or first[toc_id]["co2eIntensityWTW"] == toc["co2eIntensityWTW"]
+
+
+async def test_teu_rows_give_teukm_tocs_and_carrier_derivations_are_marked(api: Api) -> None:
+    rows = [
+        {"external_id": "C-1", "mode": "sea", "distance_km": 10000, "mass_tonnes": 20, "teu": 2},
+        {"external_id": "C-2", "mode": "sea", "distance_km": 5000, "mass_tonnes": 8, "teu": 1},
+        {"external_id": "B-1", "mode": "sea", "distance_km": 5000, "mass_tonnes": 8},
+        {"mode": "road", "distance_km": 100, "mass_tonnes": 2, "carrier_intensity_g_per_tkm": 80,
+         "carrier_intensity_basis": "wtw"},
+    ]  # fmt: skip
+    ws, _ = await run_rows(api, rows)
+    files = await pack_files(api, ws["id"])
+    doc = json.loads(files["ileap_shipment_footprints"])
+    validate(doc)
+    lines = {r["external_id"]: r for r in csv.DictReader(io.StringIO(files["shipment_csv"].decode()))}
+    teu = next(t for t in doc["tocs"] if t["transportActivityUnit"] == "TEUkm")
+    teukm = 2 * Decimal(lines["C-1"]["activity_distance_km"]) + Decimal(lines["C-2"]["activity_distance_km"])
+    wtw = Decimal(lines["C-1"]["co2e_wtw_kg"]) + Decimal(lines["C-2"]["co2e_wtw_kg"])
+    assert Decimal(teu["co2eIntensityWTW"]) == (wtw / teukm).quantize(Decimal("1e-9"))
+    assert teu["mode"] == "Sea" and "no TEU count" not in teu.get("comment", "")
+    tce = doc["shipmentFootprints"][0]["tces"][0]
+    assert (tce["packagingOrTrEqType"], tce["packagingOrTrEqAmount"], tce["tocId"]) == (
+        "Container-TEU",
+        2,
+        teu["tocId"],
+    )
+    sea_tkm = [t for t in doc["tocs"] if t["mode"] == "Sea" and t["transportActivityUnit"] == "tkm"]
+    assert len(sea_tkm) == 1 and sea_tkm[0]["tocId"] != teu["tocId"]
+    carrier = next(t for t in doc["tocs"] if "-carrier-" in t["tocId"])
+    assert "co2eIntensityTTW is derived" in carrier["comment"] and "DERIVED" in carrier["description"]
+    statement = files["methodology_statement"].decode()
+    assert "per tonne-km (`tkm`) otherwise: a row without a TEU count carries only a mass" in statement
+    csv_teu = [r["teu"] for r in lines.values()]
+    assert csv_teu == ["2.0", "1.0", "", ""] or csv_teu == ["2", "1", "", ""]
+
+
+async def test_teu_is_an_import_field_on_both_transports(api: Api) -> None:
+    ws = await create_workspace(api)
+    bad = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1, "shipments": [{"teu": 0}]})
+    assert bad.status_code == 422 and "teu" in bad.text
+    body = await api.gql(
+        "mutation($id: UUID!, $input: RegisterImportInput!) { registerImport(workspaceId: $id, input: $input) { id } }",
+        {"id": ws["id"], "input": {"sourceRowCount": 1, "shipments": [{"mode": "SEA", "distanceKm": 100,
+                                                                       "massTonnes": 3, "teu": 1}]}},
+    )  # fmt: skip
+    assert "errors" not in body, body
+    await api.post(f"/api/v2/workspaces/{ws['id']}/calculate", {})
+    doc = json.loads((await pack_files(api, ws["id"]))["ileap_shipment_footprints"])
+    assert [t["transportActivityUnit"] for t in doc["tocs"]] == ["TEUkm"]

@@ -53,6 +53,8 @@ class ShipmentLine(NamedTuple):
     flags: str | None
     method_notes: str | None
     factor_ref: str | None = None
+    # Input read after the results (added later; rows imported before it have none).
+    teu: float | None = None
 
 
 SHIPMENT_COLUMNS: tuple[str, ...] = ShipmentLine._fields

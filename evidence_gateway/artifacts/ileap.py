@@ -3,7 +3,9 @@
 Follows the data model of the iLEAP Technical Specifications, Version 1.0.0 (sine-fdn/ileap-extension,
 ``specs/index.bs``: ShipmentFootprint, TCE, TOC, EnergyCarrier): decimals as
 strings, mass in kg, transport activity in tonne-km, a GLEC distance with its type, co2eWTW and
-co2eTTW in kg per TCE. Rows that share an ``external_id`` are the legs (TCEs) of one shipment,
+co2eTTW in kg per TCE. A TOC is per TEU-km where its rows give a TEU count, else per tkm; its id
+names its mode, category, carrier, intensities, unit, source and factor version (a hash), so it is
+never reused for other intensities. Rows that share an ``external_id`` are the legs (TCEs) of one shipment,
 in import order, each pointing at the one before (``prevTceIds``); a row without one is a
 shipment of its own. Excluded rows have no emissions to exchange and are only counted.
 docs/packs.md describes the document.
@@ -11,6 +13,9 @@ docs/packs.md describes the document.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, BinaryIO
@@ -54,15 +59,33 @@ _KG = Decimal(1000)
 
 @dataclass(slots=True)
 class _Toc:
-    toc_id: str
+    """A TOC being summed: its final id is known only at the end (it names the intensity)."""
+
+    placeholder: str
     mode: str
+    category: str
     fuel: str
     description: str
+    unit: str
+    source: str
+    derived: str | None = None  # "ttw" or "wtt": the boundary derived from the mode's published ratio
     wtw_kg: Decimal = Decimal(0)
     ttw_kg: Decimal = Decimal(0)
-    tkm: Decimal = Decimal(0)
+    activity: Decimal = Decimal(0)  # in ``unit``: tkm, or TEU x activity km
     # Fuel actually used and allocated to the TCEs (primary TOCs only), in the fuel's unit.
     fuel_used: Decimal | None = None
+
+    def per_unit(self, kg: Decimal) -> Decimal:
+        return kg / self.activity if self.activity > 0 else Decimal(0)
+
+    def toc_id(self, version: str) -> str:
+        """Stable per (mode, category, carrier, intensity, unit, source, version): a run with other
+        intensities gets another id, one with the same intensities the same id."""
+        wtw, ttw = decimal_string(self.per_unit(self.wtw_kg), 9), decimal_string(self.per_unit(self.ttw_kg), 9)
+        key = "|".join((self.mode, self.category, self.fuel, str(wtw), str(ttw), self.unit, self.source, version))
+        digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+        name = f"-{self.fuel}" if self.category == "primary" else ""
+        return f"eg-{self.mode}-{self.category}{name}-{digest}"
 
 
 @dataclass(slots=True)
@@ -81,29 +104,32 @@ def _d(value: float) -> Decimal:
     return Decimal(repr(value))
 
 
-def _toc_for(line: ShipmentLine, version: str) -> tuple[str, str, str]:
-    """(tocId, fuel key, description): one TOC per mode and data category (and fuel or carrier intensity)."""
+def _toc_key(line: ShipmentLine, version: str) -> tuple[tuple[Any, ...], str, str, str, str, str | None]:
+    """(grouping key, category, fuel key, description, source, derived boundary) of a row's TOC."""
     mode = line.mode or ""
+    unit = "TEUkm" if line.teu is not None else "tkm"
     if line.data_category == "primary" and line.fuel_type:
         return (
-            f"eg-{mode}-primary-{line.fuel_type}",
-            line.fuel_type,
+            ("primary", mode, line.fuel_type, unit), "primary", line.fuel_type,
             f"{mode}: fuel actually used ({line.fuel_type}), allocated to the shipment (ISO 14083 primary data)",
-        )
+            "fuel used", None,
+        )  # fmt: skip
     if line.data_category == "secondary_modelled" and line.carrier_intensity_g_per_tkm is not None:
         basis = line.carrier_intensity_basis or "wtw"
         ci = decimal_string(line.carrier_intensity_g_per_tkm)
+        derived = "ttw" if basis == "wtw" else "wtt"
         return (
-            f"eg-{mode}-carrier-{ci}g-{basis}",
-            MODE_FUEL.get(mode, "diesel"),
-            f"{mode}: carrier-specific intensity {ci} g CO2e/tkm ({basis.upper()}), other boundary derived "
-            "from the mode's published ratio (ISO 14083 secondary data, modelled)",
-        )
+            ("carrier", mode, ci, basis, unit), "carrier", MODE_FUEL.get(mode, "diesel"),
+            f"{mode}: carrier-specific intensity {ci} g CO2e/tkm ({basis.upper()}); the "
+            f"{'TTW' if derived == 'ttw' else 'WTT'} part is DERIVED from the mode's published ratio "
+            "(ISO 14083 secondary data, modelled)",
+            f"carrier {ci} g/tkm {basis}", derived,
+        )  # fmt: skip
     return (
-        f"eg-{mode}-default-{version}",
-        MODE_FUEL.get(mode, "diesel"),
-        f"{mode}: published default intensity, {version} (ISO 14083 secondary data, default)",
-    )
+        ("default", mode, unit), "default", MODE_FUEL.get(mode, "diesel"),
+        f"{mode}: published default intensity, {version} (ISO 14083 secondary data, default)", "published default",
+        None,
+    )  # fmt: skip
 
 
 def _tce(line: ShipmentLine, shipment_id: str, toc_id: str, previous: str | None) -> dict[str, Any]:
@@ -118,6 +144,9 @@ def _tce(line: ShipmentLine, shipment_id: str, toc_id: str, previous: str | None
         "co2eWTW": decimal_string(line.co2e_wtw_kg or 0.0),
         "co2eTTW": decimal_string(line.co2e_ttw_kg or 0.0),
     }
+    if line.teu is not None and float(line.teu).is_integer():
+        tce["packagingOrTrEqType"] = "Container-TEU"
+        tce["packagingOrTrEqAmount"] = int(line.teu)
     if previous is not None:
         tce["prevTceIds"] = [previous]
     if line.shipment_date is not None:
@@ -126,7 +155,12 @@ def _tce(line: ShipmentLine, shipment_id: str, toc_id: str, previous: str | None
 
 
 def _energy_carrier(toc: _Toc, factors: dict[str, FactorInfo]) -> dict[str, Any]:
-    """One carrier (share 1). Its consumption per tkm is stated only where fuel was measured."""
+    """One carrier (share 1), its factors per the unit its consumption is stated in.
+
+    Primary TOCs state the fuel measured per unit of activity. The other TOCs state the fuel the
+    published intensity assumes, its consumption derived as the TOC's TTW intensity over the fuel's
+    TTW factor (the comment says so); a carrier without a TTW factor states none (and no unit).
+    """
     f = factors.get(toc.fuel)
     carrier: dict[str, Any] = {
         "energyCarrier": ENERGY_CARRIER.get(toc.fuel, "Diesel"),
@@ -135,28 +169,54 @@ def _energy_carrier(toc: _Toc, factors: dict[str, FactorInfo]) -> dict[str, Any]
         "emissionFactorTTW": decimal_string(f.ttw_value if f else 0.0),
     }
     unit = CONSUMPTION_UNIT.get(f.unit.removeprefix("kg CO2e/")) if f else None
-    if toc.fuel_used is not None and toc.tkm > 0 and unit is not None:
-        carrier["energyConsumption"] = decimal_string(toc.fuel_used / toc.tkm, 9)
+    if unit is None or toc.activity <= 0:
+        return carrier
+    if toc.fuel_used is not None:
+        carrier["energyConsumption"] = decimal_string(toc.fuel_used / toc.activity, 9)
+        carrier["energyConsumptionUnit"] = unit
+    elif f is not None and f.ttw_value > 0:
+        carrier["energyConsumption"] = decimal_string(toc.per_unit(toc.ttw_kg) / _d(f.ttw_value), 9)
         carrier["energyConsumptionUnit"] = unit
     return carrier
 
 
-def _toc_json(toc: _Toc, factors: dict[str, FactorInfo]) -> dict[str, Any]:
-    """Intensities in kg CO2e per tonne-km over the TCEs that reference the TOC.
+def _comment(toc: _Toc) -> str:
+    parts = []
+    if toc.derived == "ttw":
+        parts.append("co2eIntensityTTW is derived (the carrier gave WTW; TTW by the mode's published TTW/WTW ratio)")
+    elif toc.derived == "wtt":
+        parts.append("the WTT part of co2eIntensityWTW is derived (the carrier gave TTW; WTT by the mode's ratio)")
+    if toc.fuel_used is None:
+        parts.append(
+            "energy carrier: the fuel the published intensity assumes; energyConsumption derived as "
+            "co2eIntensityTTW / emissionFactorTTW, not measured"
+        )
+    if toc.unit == "tkm":
+        parts.append("per tkm: the rows give a mass and no TEU count")
+    return "; ".join(parts) + "." if parts else ""
 
-    iLEAP names TEUkm for sea and inland waterway; rows carry a mass and no TEU count, so every
-    TOC is per tkm (docs/packs.md).
-    """
-    per_tkm = (lambda kg: kg / toc.tkm) if toc.tkm > 0 else (lambda kg: Decimal(0))
-    return {
-        "tocId": toc.toc_id,
+
+def _toc_json(toc: _Toc, toc_id: str, factors: dict[str, FactorInfo], m: Any) -> dict[str, Any]:
+    """Intensities in kg CO2e per ``transportActivityUnit`` over the TCEs that reference the TOC."""
+    doc: dict[str, Any] = {
+        "tocId": toc_id,
         "description": toc.description,
         "mode": ILEAP_MODE.get(toc.mode, toc.mode),
         "energyCarriers": [_energy_carrier(toc, factors)],
-        "co2eIntensityWTW": decimal_string(per_tkm(toc.wtw_kg), 9),
-        "co2eIntensityTTW": decimal_string(per_tkm(toc.ttw_kg), 9),
-        "transportActivityUnit": "tkm",
+        "co2eIntensityWTW": decimal_string(toc.per_unit(toc.wtw_kg), 9),
+        "co2eIntensityTTW": decimal_string(toc.per_unit(toc.ttw_kg), 9),
+        "transportActivityUnit": toc.unit,
     }
+    comment = _comment(toc)
+    if comment:
+        doc["comment"] = comment
+    if toc.category != "primary" and m is not None:
+        source = next((f for f in m.factors if f.kind == "mode" and f.key == toc.mode), None)
+        if source is not None:
+            doc["secondaryEmissionFactorSources"] = [
+                {"name": source.dataset or source.source, "version": source.dataset_version or m.factor_version_code}
+            ]
+    return doc
 
 
 def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
@@ -165,7 +225,8 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     version = m.factor_version_code if m else "unknown"
     fuel_factors = {f.key: f for f in m.factors if f.kind == "fuel"} if m else {}
     shipments: dict[str, _Shipment] = {}
-    tocs: dict[str, _Toc] = {}
+    tocs: dict[tuple[Any, ...], _Toc] = {}
+    nonce = uuid.uuid4().hex  # TCEs name their TOC by a placeholder until its intensity is known
     excluded = 0
     for line in rows:
         if not line.included or line.mode is None:
@@ -175,19 +236,27 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         shipment = shipments.get(key)
         if shipment is None:
             shipment = shipments[key] = _Shipment(key, _d(line.mass_tonnes or 0.0) * _KG)
-        toc_id, fuel, description = _toc_for(line, version)
-        toc = tocs.get(toc_id)
+        toc_key, category, fuel, description, source, derived = _toc_key(line, version)
+        toc = tocs.get(toc_key)
         if toc is None:
-            toc = tocs[toc_id] = _Toc(toc_id, line.mode, fuel, description)
+            unit = toc_key[-1]
+            toc = tocs[toc_key] = _Toc(
+                f"{nonce}-{len(tocs)}", line.mode, category, fuel, description, unit, source, derived
+            )
         toc.wtw_kg += _d(line.co2e_wtw_kg or 0.0)
         toc.ttw_kg += _d(line.co2e_ttw_kg or 0.0)
-        toc.tkm += _d(line.tonne_km or 0.0)
+        if toc.unit == "TEUkm":
+            toc.activity += _d(line.teu or 0.0) * _d(line.activity_distance_km or 0.0)
+        else:
+            toc.activity += _d(line.tonne_km or 0.0)
         if line.data_category == "primary" and line.fuel_amount is not None:
             allocated = _d(line.fuel_amount) * _d(line.allocation_share if line.allocation_share is not None else 1.0)
             toc.fuel_used = (toc.fuel_used or Decimal(0)) + allocated
-        tce = _tce(line, key, toc_id, shipment.last_tce_id)
+        tce = _tce(line, key, toc.placeholder, shipment.last_tce_id)
         shipment.tces += b"," + orjson.dumps(tce) if shipment.tces else orjson.dumps(tce)
         shipment.last_tce_id = tce["tceId"]
+    ids = {t.placeholder.encode(): t.toc_id(version).encode() for t in tocs.values()}
+    placeholder = re.compile(re.escape(nonce).encode() + rb"-\d+")
     quality = data.quality
     head = {
         "format": FORMAT,
@@ -202,6 +271,7 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     for n, s in enumerate(shipments.values()):
         opening = {"mass": decimal_string(s.mass_kg), "shipmentId": s.shipment_id}
         out.write((b"," if n else b"") + orjson.dumps(opening)[:-1] + b',"tces":[')
-        out.write(s.tces + b"]}")
-    toc_list = [_toc_json(t, fuel_factors) for t in sorted(tocs.values(), key=lambda t: t.toc_id)]
+        out.write(placeholder.sub(lambda hit: ids[hit.group(0)], s.tces) + b"]}")
+    named = sorted((ids[t.placeholder.encode()].decode(), t) for t in tocs.values())
+    toc_list = [_toc_json(t, toc_id, fuel_factors, m) for toc_id, t in named]
     out.write(b'],"tocs":' + orjson.dumps(toc_list) + b"}")

@@ -86,7 +86,15 @@ def build(data: PackData, rows: Rows = ()) -> str:
             f"{period(lr.reporting_period_start, lr.reporting_period_end)}, {cell(lr.total_co2e_kg)} kg CO2e, "
             f"{lr.shipment_count} shipments.\n",
         ]
-    parts += ["## ISO 14083 short report (ISO 14083:2023, chapter 13)\n", *short_report(data, rows)]
+    parts += [
+        "## iLEAP export\n",
+        "TOCs are per TEU-km (`TEUkm`) where every row of the TOC gives a TEU count (`teu`), and per tonne-km "
+        "(`tkm`) otherwise: a row without a TEU count carries only a mass, so its activity can only be "
+        "stated in tonne-km. A TOC's id is a hash of its mode, data category, energy carrier, intensities, "
+        "unit, factor source and version. Where a carrier gave one boundary, the other is derived from the "
+        "mode's published ratio and the TOC's comment says so; default and carrier TOCs state the fuel the "
+        "published intensity assumes, with its consumption derived from the TTW intensity.\n",
+        "## ISO 14083 short report (ISO 14083:2023, chapter 13)\n", *short_report(data, rows)]
     assumptions = json.dumps(run.assumptions_snapshot, sort_keys=True, indent=2, ensure_ascii=False, default=str)
     parts += ["## Assumptions snapshot\n", "```json", assumptions, "```", ""]
     return "\n".join(parts)

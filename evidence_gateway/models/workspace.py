@@ -130,3 +130,5 @@ class Shipment(SQLModel, table=True):
     fuel_allocation_share: float | None = None
     distance_type: str | None = Field(default=None, max_length=8)
     shipment_date: date | None = None
+    # Twenty-foot equivalent units of the consignment (iLEAP TOCs per TEU-km where given).
+    teu: float | None = None

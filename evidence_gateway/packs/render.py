@@ -2,9 +2,10 @@
 
 The rows are read once, in keyset pages (rows.py), by one producer thread and handed page by page
 to the renderers that read them (CSV, XLSX, JSON, iLEAP; the PDF and the methodology statement for
-the short report's tallies), each in its own thread behind a small bounded queue: at most a few pages are in memory at any time, shared by them. Finished files
-spill to temporary files and are stored one at a time (store.py), each in its own short write
-transaction, so no write lock is held while anything renders.
+the short report's tallies), each in its own thread behind a small bounded queue: at most a few
+pages are in memory at any time, shared by them. Finished files spill to temporary files and are
+stored one at a time (store.py), each in its own short write transaction, so no write lock is held
+while anything renders.
 """
 
 from __future__ import annotations

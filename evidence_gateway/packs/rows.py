@@ -50,10 +50,11 @@ _EMISSION: Table = table_of(ShipmentEmission)
 _RENAMED = {"shipment_id": "id", "distance_type_used": "distance_type"}
 _ADDED = ("import_batch_id", "factor_ref")
 _FIRST_RESULT = ShipmentLine._fields.index("included")
+_LATER_INPUTS = ("teu",)  # shipment columns added after the results' fields
 
 
 def _column(at: int, name: str) -> ColumnElement[Any]:
-    table = _SHIPMENT if at < _FIRST_RESULT else _EMISSION
+    table = _SHIPMENT if at < _FIRST_RESULT or name in _LATER_INPUTS else _EMISSION
     return table.c[_RENAMED.get(name, name)].label(name)
 
 
@@ -91,5 +92,8 @@ async def _row_page(
         result = await session.execute(stmt)
         # factor_ref names the factor row the result used (the methodology statement lists it).
         return [
-            ShipmentLine._make((batch_id, *row, refs.get(row.factor_id) if row.factor_id else None)) for row in result
+            ShipmentLine(
+                import_batch_id=batch_id, factor_ref=refs.get(row.factor_id) if row.factor_id else None, **row._mapping
+            )
+            for row in result
         ]

@@ -42,6 +42,7 @@ Intensity = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
 Label = Annotated[str, Field(max_length=200)]
 PayloadTonnes = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
 Share = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Teu = Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]
 
 INSERT_CHUNK = 5_000
 
@@ -75,6 +76,8 @@ class ShipmentRow(StrictInput):
     distance_type: DistanceTypeName | None = None
     """actual, sfd or gcd (GLEC distance types)."""
     shipment_date: IsoDate | None = None
+    teu: Teu | None = None
+    """Twenty-foot equivalent units of the consignment (> 0); the iLEAP TOC is then per TEU-km."""
 
     @field_validator("carrier_intensity_basis")
     @classmethod

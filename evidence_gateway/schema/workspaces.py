@@ -116,6 +116,9 @@ class ShipmentRowInput:
         default=None, description="actual, sfd or gcd (default: gcd for air; sfd if modelled; else actual)."
     )
     shipment_date: date | None = strawberry.field(default=None, description="Date of the shipment (period check).")
+    teu: float | None = strawberry.field(
+        default=None, description="Twenty-foot equivalent units of the consignment (> 0); iLEAP TOC per TEU-km."
+    )
 
 
 @strawberry.input(description="An import batch to register.")
