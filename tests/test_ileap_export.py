@@ -114,6 +114,25 @@ TOC = {
     # Only the properties the specification defines for a TOC (that we fill).
     "additionalProperties": False,
 }  # fmt: skip
+HOC = {
+    "type": "object",
+    "required": ["hocId", "hubType", "energyCarriers", "co2eIntensityWTW", "co2eIntensityTTW", "hubActivityUnit"],
+    "properties": {
+        "hocId": {"type": "string"},
+        "description": {"type": "string"},
+        "comment": {"type": "string"},
+        "hubType": {
+            "enum": ["Transshipment", "StorageAndTransshipment", "Warehouse", "LiquidBulkTerminal",
+                     "MaritimeContainerTerminal"]
+        },
+        "temperatureControl": {"enum": ["ambient", "refrigerated", "mixed"]},
+        "energyCarriers": {"type": "array", "minItems": 1, "items": ENERGY_CARRIER},
+        "co2eIntensityWTW": DECIMAL,
+        "co2eIntensityTTW": DECIMAL,
+        "hubActivityUnit": {"enum": ["TEU", "tonnes"]},
+    },
+    "additionalProperties": False,
+}  # fmt: skip
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
 
 
@@ -122,8 +141,12 @@ def validate(doc: dict[str, Any]) -> None:
         jsonschema.validate(footprint, SHIPMENT_FOOTPRINT)
     for toc in doc["tocs"]:
         jsonschema.validate(toc, TOC)
-    toc_ids = {t["tocId"] for t in doc["tocs"]}
-    assert {tce["tocId"] for f in doc["shipmentFootprints"] for tce in f["tces"]} == toc_ids
+    for hoc in doc.get("hocs", []):
+        jsonschema.validate(hoc, HOC)
+    tces = [tce for f in doc["shipmentFootprints"] for tce in f["tces"]]
+    assert {tce["tocId"] for tce in tces if "tocId" in tce} == {t["tocId"] for t in doc["tocs"]}
+    assert {tce["hocId"] for tce in tces if "hocId" in tce} == {h["hocId"] for h in doc.get("hocs", [])}
+    assert all(("tocId" in tce) != ("hocId" in tce) for tce in tces)  # exactly one of them
 
 
 async def test_worked_example_exports_valid_footprints_matching_the_csv(api: Api) -> None:

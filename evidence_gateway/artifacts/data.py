@@ -98,6 +98,7 @@ class RunInfo:
     total_co2e_ttw_kg: float | None = None
     excluded_co2e_kg: float | None = None
     iso14083: dict[str, Any] = field(default_factory=dict)
+    hubs: dict[str, Any] = field(default_factory=dict)  # calculation/hubs.py; empty without hub rows
 
 
 @dataclass(frozen=True, slots=True)

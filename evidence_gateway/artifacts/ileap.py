@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from evidence_gateway.artifacts import ileap_hubs
 from evidence_gateway.artifacts.data import FactorInfo, PackData, Rows, ShipmentLine
 from evidence_gateway.artifacts.text import decimal_string
 
@@ -257,6 +258,7 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         shipment.last_tce_id = tce["tceId"]
     ids = {t.placeholder.encode(): t.toc_id(version).encode() for t in tocs.values()}
     placeholder = re.compile(re.escape(nonce).encode() + rb"-\d+")
+    hocs = _hubs(data, shipments, version, fuel_factors)
     quality = data.quality
     head = {
         "format": FORMAT,
@@ -266,6 +268,7 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         "factor_version": version,
         "primaryDataShare": quality.primary_data_share_percent if quality else None,
         "excluded_shipment_rows": excluded,
+        "excluded_hub_rows": int(data.run.hubs.get("rows") or 0) - int(data.run.hubs.get("included_rows") or 0),
     }
     out.write(orjson.dumps(head)[:-1] + b',"shipmentFootprints":[')
     for n, s in enumerate(shipments.values()):
@@ -274,4 +277,25 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         out.write(placeholder.sub(lambda hit: ids[hit.group(0)], s.tces) + b"]}")
     named = sorted((ids[t.placeholder.encode()].decode(), t) for t in tocs.values())
     toc_list = [_toc_json(t, toc_id, fuel_factors, m) for toc_id, t in named]
-    out.write(b'],"tocs":' + orjson.dumps(toc_list) + b"}")
+    out.write(b'],"tocs":' + orjson.dumps(toc_list) + b',"hocs":' + orjson.dumps(hocs) + b"}")
+
+
+def _hubs(
+    data: PackData, shipments: dict[str, _Shipment], version: str, factors: dict[str, FactorInfo]
+) -> list[dict[str, Any]]:
+    """Hub TCEs appended to their shipments (or shipments of their own); the HOCs, by id."""
+    hocs: dict[str, dict[str, Any]] = {}
+    source = data.run.hubs.get("default_source")
+    for item in data.run.hubs.get("items") or []:
+        if not item.get("included"):
+            continue
+        doc = ileap_hubs.hoc(item, version, source if item["basis"] == "default" else None, factors, ENERGY_CARRIER)
+        hocs.setdefault(doc["hocId"], doc)
+        key = item.get("external_id") or f"hub-{item['hub_id']}"
+        shipment = shipments.get(key)
+        if shipment is None:
+            shipment = shipments[key] = _Shipment(key, _d(item["throughput_tonnes"]) * _KG)
+        tce = ileap_hubs.tce(item, doc["hocId"], key, shipment.last_tce_id)
+        shipment.tces += b"," + orjson.dumps(tce) if shipment.tces else orjson.dumps(tce)
+        shipment.last_tce_id = tce["tceId"]
+    return [hocs[k] for k in sorted(hocs)]

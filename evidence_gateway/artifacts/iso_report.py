@@ -64,7 +64,7 @@ def _g_per_tkm(kg: float | None, tkm: float | None) -> str:
 
 def hubs_of(data: PackData) -> dict[str, Any]:
     """The run's hub summary (empty when the run had no hub rows)."""
-    return dict(data.run.iso14083.get("hubs") or {})
+    return data.run.hubs
 
 
 def overall(data: PackData) -> list[list[str]]:
@@ -111,31 +111,51 @@ def categories(data: PackData) -> list[list[str]]:
 
 def hub_section(data: PackData) -> list[Block]:
     hubs = hubs_of(data)
-    if not hubs.get("rows"):
+    if not hubs.get("included_rows"):
         return [
             (
                 "p",
-                "Hub activity: none reported. Declared omission: the import held no hub rows (transshipment, "
+                "Hub activity: none reported. Declared omission: the import held no "
+                f"{'calculable ' if hubs.get('rows') else ''}hub rows (transshipment, "
                 "storage, port or airport terminal operations), so hub emissions are not included in this "
                 "report; the transport chain elements cover vehicle operations only. ISO 14083 requires hub "
                 "operations of the chain to be included where the data exist; they are outside this report's "
                 "scope because none were supplied.",
             )
         ]
-    table = [["Hub", "Type", "Throughput t", "Basis", "WTW kg", "TTW kg", "WTW kg/t"]]
+    table = [["Hub", "Type", "Temperature", "Throughput t", "Basis", "WTW kg", "TTW kg", "WTW kg/t"]]
     for h in hubs.get("items") or []:
         table.append(
             [
-                h.get("name") or h.get("hub_id") or "", h.get("hub_type", ""), number(h.get("throughput_tonnes")),
-                h.get("basis", ""), number(h.get("co2e_wtw_kg")), number(h.get("co2e_ttw_kg")),
+                h.get("name") or h.get("external_id") or f"hub row {h.get('row_index')}", h.get("hub_type", ""),
+                h.get("temperature_control", ""), number(h.get("throughput_tonnes")),
+                _HUB_BASIS.get(h.get("basis", ""), ""), number(h.get("co2e_wtw_kg")), number(h.get("co2e_ttw_kg")),
                 number(h.get("intensity_wtw_kg_per_t"), 4),
             ]
         )  # fmt: skip
-    return [
-        ("p", f"Hub activity: {number(hubs.get('throughput_tonnes'))} t handled at {hubs.get('rows')} hub(s)."),
+    out: list[Block] = [
+        (
+            "p",
+            f"Hub activity: {number(hubs.get('throughput_tonnes'))} t handled in {hubs.get('included_rows')} hub "
+            f"operation(s), {number(hubs.get('co2e_wtw_kg'))} kg CO2e WTW, {number(hubs.get('co2e_ttw_kg'))} kg TTW.",
+        ),
         ("table", table),
-        ("p", f"Default hub intensities: {hubs.get('default_source') or 'none used'}."),
     ]
+    if hubs.get("default_source"):
+        out.append(
+            (
+                "p",
+                f"Default hub intensities: {hubs['default_source']}. The source publishes WTW only; TTW is "
+                "reported at the WTW value (conservative).",
+            )
+        )
+    skipped = int(hubs.get("rows") or 0) - int(hubs.get("included_rows") or 0)
+    if skipped:
+        out.append(("p", f"{skipped} hub row(s) without measured energy and without a published default: excluded."))
+    return out
+
+
+_HUB_BASIS = {"measured": "measured energy (primary)", "default": "default intensity", "none": "not calculated"}
 
 
 def secondary_table(data: PackData) -> list[list[str]]:
@@ -186,8 +206,8 @@ def exclusions(data: PackData) -> list[str]:
         "leakage and temperature control (no data supplied); biogenic CO2 of biofuel combustion (reported as zero, "
         "per DESNZ).",
     ]
-    if not hubs_of(data).get("rows"):
-        out.append("Hub operations: no hub rows were supplied (declared omission above).")
+    if not hubs_of(data).get("included_rows"):
+        out.append("Hub operations: no calculable hub rows were supplied (declared omission above).")
     return out
 
 
@@ -198,6 +218,7 @@ def build(data: PackData, tally: Tally) -> list[Block]:
         return [("p", "This run predates the ISO 14083 summary (or used a legacy report).")]
     modes = ", ".join(sorted(run.totals_by_mode)) or "none"
     share = iso.get("primary_data_share") or {}
+    hub_state = "included" if hubs_of(data).get("included_rows") else "none reported"
     blocks: list[Block] = [
         (
             "p",
@@ -206,7 +227,7 @@ def build(data: PackData, tally: Tally) -> list[Block]:
             "and the GLEC Framework v3. Services covered: freight transport of workspace "
             f"{ws.name!r}, reporting period {period(ws.reporting_period_start, ws.reporting_period_end)}, "
             f"{len(tally.shipments)} shipment(s) in {tally.legs} transport chain element(s) by {modes}; "
-            f"hub operations: {'included' if hubs_of(data).get('rows') else 'none reported'}. Headline boundary "
+            f"hub operations: {hub_state}. Headline boundary "
             f"{iso.get('headline_boundary')}; both WTW and TTW are reported.",
         ),
         ("h", "Results of the transport chain"),

@@ -94,7 +94,9 @@ def build(data: PackData, rows: Rows = ()) -> str:
         "unit, factor source and version. Where a carrier gave one boundary, the other is derived from the "
         "mode's published ratio and the TOC's comment says so; default and carrier TOCs state the fuel the "
         "published intensity assumes, with its consumption derived from the TTW intensity.\n",
-        "## ISO 14083 short report (ISO 14083:2023, chapter 13)\n", *short_report(data, rows)]
+        "## ISO 14083 short report (ISO 14083:2023, chapter 13)\n",
+        *short_report(data, rows),
+    ]
     assumptions = json.dumps(run.assumptions_snapshot, sort_keys=True, indent=2, ensure_ascii=False, default=str)
     parts += ["## Assumptions snapshot\n", "```json", assumptions, "```", ""]
     return "\n".join(parts)

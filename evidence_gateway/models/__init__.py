@@ -12,6 +12,7 @@ from evidence_gateway.models.calculation import (
 )
 from evidence_gateway.models.events import Event, EventCounter, IdempotencyRecord
 from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
+from evidence_gateway.models.hubs import HubRow, HubType, TemperatureControl
 from evidence_gateway.models.instance import InstanceSecret
 from evidence_gateway.models.legacy import LegacyReport, LegacyReportStatus
 from evidence_gateway.models.organization import ApiKey, Organization
@@ -66,6 +67,8 @@ __all__ = [
     "EvidenceType",
     "FactorVersion",
     "FuelType",
+    "HubRow",
+    "HubType",
     "IntensityBasis",
     "IdempotencyRecord",
     "ImportBatch",
@@ -81,6 +84,7 @@ __all__ = [
     "RunStatus",
     "Shipment",
     "ShipmentEmission",
+    "TemperatureControl",
     "TransportMode",
     "VerificationStatus",
     "WebhookDelivery",

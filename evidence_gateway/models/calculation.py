@@ -118,6 +118,8 @@ class CalculationRun(SQLModel, table=True):
     # While running: which node computes it and until when (renewed); NULL owner = queued.
     lease_owner: str | None = Field(default=None, max_length=100)
     lease_expires_at: datetime | None = None
+    # Hub operations of the run (calculation/hubs.py); NULL without hub rows.
+    hubs_json: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
 
 
 class DataQualityAssessment(SQLModel, table=True):

@@ -120,6 +120,7 @@ def _run_info(run: CalculationRun) -> RunInfo:
         total_co2e_ttw_kg=run.total_co2e_ttw_kg,
         excluded_co2e_kg=run.excluded_co2e_kg,
         iso14083=dict(run.iso14083_json or {}),
+        hubs=dict(run.hubs_json or {}),
     )
 
 

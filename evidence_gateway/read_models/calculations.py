@@ -43,6 +43,10 @@ class CalculationRun(ReadModel):
         "ISO 14083 summary: data categories, distance types, primary data share, coverage, exclusions "
         "(docs/methodology.md)."
     )
+    hubs_json: dict[str, Any] | None = ext(
+        "Hub operations (ISO 14083 HOCs): rows, throughput tonnes, WTW/TTW kg and each hub; null without hub rows "
+        '(docs/methodology.md "Hubs").'
+    )
 
 
 class DataQualityAssessment(ReadModel):

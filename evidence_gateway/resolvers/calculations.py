@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.calculation import ENGINE_VERSION, calculate, rerun_hash
 from evidence_gateway.calculation import quality as q
+from evidence_gateway.calculation.hubs import HubInput, calculate_hubs
 from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
@@ -187,6 +188,10 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         factor_set = await methodology.load_factor_set(session, profile)
         imports = await _imports(session, ctx, run.workspace_id)
         rows = await shipment_results.read_shipments(ctx.db, session, ctx.org_id, run.workspace_id)
+        hub_rows = await ImportBatchRepository(ctx).hubs_in_import_order(
+            session, run.workspace_id, [b.id for b in imports]
+        )
+    hubs_in = [HubInput(*(getattr(h, f) for f in HubInput._fields)) for h in hub_rows]
     inputs: dict[str, Any] = {
         "engine_version": ENGINE_VERSION,
         "methodology_profile_id": str(profile.id),
@@ -198,6 +203,8 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         "rows": [list(r[1:]) for r in rows],
         "legacy_report": _legacy_content(chosen),
     }
+    if hubs_in:  # only then: runs without hub rows keep their hashes
+        inputs["hubs"] = [[str(v) if isinstance(v, uuid.UUID) else v for v in h[1:]] for h in hubs_in]
     results: dict[str, Any] = {"rerun_hash": rerun_hash(inputs), "data_version": data_version}
     now = utcnow()
     result = None
@@ -221,6 +228,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
             total_co2e_ttw_kg=result.total_co2e_ttw_kg,
             excluded_co2e_kg=result.excluded_co2e_kg,
             iso14083_json=result.iso14083,
+            hubs_json=calculate_hubs(hubs_in, factor_set),
         )
     else:
         if chosen is None:

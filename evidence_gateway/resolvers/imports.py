@@ -16,8 +16,10 @@ from evidence_gateway.models import (
     DistanceSource,
     DistanceType,
     FuelType,
+    HubType,
     ImportBatch,
     IntensityBasis,
+    TemperatureControl,
     TransportMode,
     WorkspaceStatus,
 )
@@ -101,6 +103,46 @@ class ShipmentRow(StrictInput):
         return value
 
 
+class HubRowIn(StrictInput):
+    """A hub operation the freight passed through (ISO 14083 hub; docs/methodology.md "Hubs")."""
+
+    model_config = ConfigDict(json_schema_extra=EXTENSION)
+
+    external_id: Label | None = None
+    """The shipment (external_id of its rows) whose chain passes the hub, if one."""
+    name: Label | None = None
+    hub_type: Annotated[str, OneOf(HubType)]
+    temperature_control: Annotated[str, OneOf(TemperatureControl)] = TemperatureControl.ambient.value
+    throughput_tonnes: PayloadTonnes
+    """Tonnes of this workspace's freight the hub handled."""
+    fuel_type: FuelName | None = None
+    fuel_amount: FuelAmount | None = Field(default=None, validate_default=True)
+    """Fuel or energy the hub used, in the unit of fuel_type (measured)."""
+    electricity_kwh: FuelAmount | None = None
+    """Electricity the hub used, kWh (measured)."""
+    hub_total_throughput_tonnes: PayloadTonnes | None = Field(default=None, validate_default=True)
+    """With measured energy for the whole hub: its total throughput, to allocate by tonnes."""
+
+    @field_validator("fuel_amount")
+    @classmethod
+    def _amount_with_fuel(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if (value is None) != (info.data.get("fuel_type") is None) and "fuel_type" in info.data:
+            raise ValueError("fuel_type and fuel_amount go together")
+        return value
+
+    @field_validator("hub_total_throughput_tonnes")
+    @classmethod
+    def _total_with_energy(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return value
+        if info.data.get("fuel_amount") is None and info.data.get("electricity_kwh") is None:
+            raise ValueError("only allowed with measured energy (fuel_amount or electricity_kwh)")
+        throughput = info.data.get("throughput_tonnes")
+        if throughput is not None and value < throughput:
+            raise ValueError("must not be below throughput_tonnes")
+        return value
+
+
 class ImportCreate(StrictInput):
     source_row_count: Annotated[WholeNumber, Field(ge=0, le=2**31 - 1)]
     source_filename: ShortText | None = None
@@ -109,6 +151,12 @@ class ImportCreate(StrictInput):
     source_system: ShortText | None = None
     shipments: list[ShipmentRow] | None = Field(
         default=None, description="Optional shipment rows (extension).", json_schema_extra=EXTENSION
+    )
+    hubs: list[HubRowIn] | None = Field(
+        default=None,
+        description="Optional hub rows: hub operations the freight passed through (extension).",
+        json_schema_extra=EXTENSION,
+        max_length=10_000,
     )
 
 
@@ -125,7 +173,7 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
             shipment_count=len(rows),
             api_key_id=ctx.actor,
             created_at=utcnow(),
-            **payload.model_dump(exclude={"shipments"}),
+            **payload.model_dump(exclude={"shipments", "hubs"}),
         )
         session.add(batch)
         await session.flush()
@@ -144,6 +192,14 @@ async def register_import(ctx: Ctx, workspace_id: Any, data: Any) -> ImportBatch
                     for i, row in enumerate(chunk)
                 ],
             )
+        await ImportBatchRepository(ctx).add_hubs(
+            session,
+            [
+                {"id": uuid.uuid4(), "workspace_id": workspace.id, "import_batch_id": batch.id, "row_index": i,
+                 **hub.model_dump()}
+                for i, hub in enumerate(payload.hubs or [])
+            ],
+        )  # fmt: skip
         # A calculation that read an older version can no longer become the latest run.
         workspace.data_version += 1
         uow.emit(

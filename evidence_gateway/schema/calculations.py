@@ -81,6 +81,10 @@ class CalculationRunType(Node):
     iso14083_json: JSON | None = strawberry.field(
         description="ISO 14083 summary: data categories, distance types, primary data share, coverage, exclusions."
     )
+    hubs_json: JSON | None = strawberry.field(
+        description="Hub operations (ISO 14083 HOCs): rows, throughput tonnes, WTW/TTW kg and each hub; "
+        "null without hub rows.",
+    )
     error_message: str | None = strawberry.field(description="Why a failed run failed.")
     created_at: datetime = strawberry.field(description="When the run started.")
     completed_at: datetime | None = strawberry.field(description="When it completed or failed.")

@@ -29,9 +29,11 @@ from evidence_gateway.models import (
     DistanceType,
     EvidenceType,
     FuelType,
+    HubType,
     IntensityBasis,
     PackStatus,
     RunStatus,
+    TemperatureControl,
     TransportMode,
     VerificationStatus,
     WorkspaceStatus,
@@ -49,9 +51,11 @@ __all__ = [
     "EvidenceNameConverter",
     "EvidenceType",
     "FuelType",
+    "HubType",
     "IntensityBasis",
     "PackStatus",
     "RunStatus",
+    "TemperatureControl",
     "TransportMode",
     "VerificationStatus",
     "WorkspaceStatus",
@@ -238,5 +242,28 @@ graphql_enum(
         AttachmentScope.organization: "The organisation as a whole (no workspace).",
         AttachmentScope.workspace: "A workspace, or one of its packs.",
         AttachmentScope.shipment: "One shipment row.",
+    },
+)
+graphql_enum(
+    HubType,
+    "HubType",
+    "GLEC Framework v3 logistics-site category of a hub row (REST: the lowercase name).",
+    {
+        HubType.transshipment: "Transshipment (cross-dock) site.",
+        HubType.storage_and_transshipment: "Storage and transshipment site.",
+        HubType.warehouse: "Warehouse.",
+        HubType.liquid_bulk_terminal: "Liquid bulk terminal.",
+        HubType.maritime_container_terminal: "Maritime container terminal.",
+        HubType.airport_terminal: "Airport cargo terminal (no published default: give the energy used).",
+    },
+)
+graphql_enum(
+    TemperatureControl,
+    "TemperatureControl",
+    "Temperature control of a hub's freight (REST: the lowercase name).",
+    {
+        TemperatureControl.ambient: "Ambient freight only.",
+        TemperatureControl.mixed: "Ambient and temperature-controlled freight.",
+        TemperatureControl.refrigerated: "Temperature-controlled freight only.",
     },
 )

@@ -20,7 +20,9 @@ from evidence_gateway.schema.enums import (
     DistanceSource,
     DistanceType,
     FuelType,
+    HubType,
     IntensityBasis,
+    TemperatureControl,
     TransportMode,
     WorkspaceStatus,
 )
@@ -121,6 +123,23 @@ class ShipmentRowInput:
     )
 
 
+@strawberry.input(description="A hub operation the freight passed through (ISO 14083 hub).")
+class HubRowInput:
+    hub_type: HubType = strawberry.field(description="GLEC logistics-site category.")
+    throughput_tonnes: float = strawberry.field(description="Tonnes of this workspace's freight handled (> 0).")
+    external_id: str | None = strawberry.field(default=None, description="Shipment whose chain passes the hub.")
+    name: str | None = strawberry.field(default=None, description="Hub name.")
+    temperature_control: TemperatureControl | None = strawberry.field(
+        default=None, description="ambient (default), mixed or refrigerated."
+    )
+    fuel_type: FuelType | None = strawberry.field(default=None, description="Fuel the hub used (measured).")
+    fuel_amount: float | None = strawberry.field(default=None, description="Fuel used, in the unit of fuelType.")
+    electricity_kwh: float | None = strawberry.field(default=None, description="Electricity used, kWh (measured).")
+    hub_total_throughput_tonnes: float | None = strawberry.field(
+        default=None, description="With energy for the whole hub: its total throughput (allocation by tonnes)."
+    )
+
+
 @strawberry.input(description="An import batch to register.")
 class RegisterImportInput:
     source_row_count: int = strawberry.field(description="Rows declared by the source (>= 0).")
@@ -129,6 +148,7 @@ class RegisterImportInput:
     mapping_profile_name: str | None = strawberry.field(default=None, description="Mapping profile name.")
     source_system: str | None = strawberry.field(default=None, description="Source system.")
     shipments: list[ShipmentRowInput] | None = strawberry.field(default=None, description="Optional shipment rows.")
+    hubs: list[HubRowInput] | None = strawberry.field(default=None, description="Optional hub rows.")
 
 
 # Relations a page of workspaces reads for all its items at once when the document selects them

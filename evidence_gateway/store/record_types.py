@@ -59,6 +59,7 @@ class CalculationRunRecord(NamedTuple):
     superseded: bool
     lease_owner: str | None
     lease_expires_at: datetime | None
+    hubs_json: dict[str, Any] | None = None
 
 
 class ReportPackRecord(NamedTuple):
