@@ -30,7 +30,7 @@ from strawberry.utils.str_converters import to_camel_case
 from evidence_gateway.resolvers.approvals import ApprovalInput
 from evidence_gateway.resolvers.calculations import CalculateInput
 from evidence_gateway.resolvers.evidence import EvidenceCreate
-from evidence_gateway.resolvers.imports import ImportCreate, ShipmentRow
+from evidence_gateway.resolvers.imports import HubRowIn, ImportCreate, ShipmentRow
 from evidence_gateway.resolvers.keys import KeyCreate
 from evidence_gateway.resolvers.packs import GeneratePackInput
 from evidence_gateway.resolvers.validation import StrictInput
@@ -46,6 +46,7 @@ GRAPHQL_INPUTS: dict[str, type[StrictInput]] = {
     "CreateWorkspaceInput": WorkspaceCreate,
     "RegisterImportInput": ImportCreate,
     "ShipmentRowInput": ShipmentRow,
+    "HubRowInput": HubRowIn,
     "CalculateWorkspaceInput": CalculateInput,
     "GeneratePackInput": GeneratePackInput,
     "RecordApprovalInput": ApprovalInput,
