@@ -55,6 +55,13 @@ ENERGY_CARRIER = {
     "electricity": "Electric",
 }
 MODE_FUEL = {"road": "diesel", "rail": "diesel", "sea": "hfo", "air": "jet_kerosene", "inland_waterway": "mgo"}
+# Where the published intensity is not of one fuel alone, the TOC's comment says what it stands for.
+ASSUMED_FUEL_NOTE = {
+    "rail": "the DESNZ freight-train average covers diesel and electric traction; Diesel, the dominant "
+    "traction of UK rail freight, stands for the mix",
+    "sea": "the DESNZ container-ship average is of the fleet's fuel oils; HFO stands for them",
+    "inland_waterway": "the DESNZ proxy vessel's fuel is not published; MGO, usual for inland vessels, stands for it",
+}
 _KG = Decimal(1000)
 
 
@@ -192,6 +199,8 @@ def _comment(toc: _Toc) -> str:
             "energy carrier: the fuel the published intensity assumes; energyConsumption derived as "
             "co2eIntensityTTW / emissionFactorTTW, not measured"
         )
+        if toc.mode in ASSUMED_FUEL_NOTE:
+            parts.append(ASSUMED_FUEL_NOTE[toc.mode])
     if toc.unit == "tkm":
         parts.append("per tkm: the rows give a mass and no TEU count")
     return "; ".join(parts) + "." if parts else ""
