@@ -88,6 +88,8 @@ async def test_short_report_and_ileap_carry_the_hubs(api: Api) -> None:
     doc = json.loads(files["ileap_shipment_footprints"])
     validate(doc)
     assert doc["excluded_hub_rows"] == 1
+    assert doc["hub_operations"] == "Hub operations: 2 hub operation(s) included, 20.000 t handled, 30.540 kg CO2e WTW."
+    assert doc["hub_operations"] in files["quality_report"].decode()
     hocs = {h["hocId"]: h for h in doc["hocs"]}
     assert {h["hubType"] for h in hocs.values()} == {"Transshipment", "MaritimeContainerTerminal"}
     chain = next(f for f in doc["shipmentFootprints"] if f["shipmentId"] == "S-1")["tces"]

@@ -76,3 +76,8 @@ async def test_graphql_links_download_the_same_report(api: Api) -> None:
     for text in (pdf, md):
         assert "1 shipment(s) in 1 transport chain element(s) by road" in text
         assert "Hub activity: none reported" in text
+    # Every report declares the omission of hubs with its reason.
+    quality = (await api.get(urls["QUALITY_REPORT"])).content.decode()
+    assert "Declared omission: the import held no hub rows" in quality
+    ileap = (await api.get(pack["ileap_shipment_footprints_url"])).json()
+    assert "Declared omission: the import held no hub rows" in ileap["hub_operations"] and ileap["hocs"] == []

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from evidence_gateway.artifacts import ileap_hubs
+from evidence_gateway.artifacts import ileap_hubs, iso_report
 from evidence_gateway.artifacts.data import FactorInfo, PackData, Rows, ShipmentLine
 from evidence_gateway.artifacts.text import decimal_string
 
@@ -277,6 +277,7 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         "factor_version": version,
         "primaryDataShare": quality.primary_data_share_percent if quality else None,
         "excluded_shipment_rows": excluded,
+        "hub_operations": iso_report.hub_scope(data),
         "excluded_hub_rows": int(data.run.hubs.get("rows") or 0) - int(data.run.hubs.get("included_rows") or 0),
     }
     out.write(orjson.dumps(head)[:-1] + b',"shipmentFootprints":[')

@@ -109,20 +109,28 @@ def categories(data: PackData) -> list[list[str]]:
     return table
 
 
+def hub_scope(data: PackData) -> str:
+    """One sentence every report carries: the hub operations included, or the declared omission and why."""
+    hubs = hubs_of(data)
+    if hubs.get("included_rows"):
+        return (
+            f"Hub operations: {hubs['included_rows']} hub operation(s) included, "
+            f"{number(hubs.get('throughput_tonnes'))} t handled, {number(hubs.get('co2e_wtw_kg'))} kg CO2e WTW."
+        )
+    return (
+        "Hub activity: none reported. Declared omission: the import held no "
+        f"{'calculable ' if hubs.get('rows') else ''}hub rows (transshipment, "
+        "storage, port or airport terminal operations), so hub emissions are not included in this "
+        "report; the transport chain elements cover vehicle operations only. ISO 14083 requires hub "
+        "operations of the chain to be included where the data exist; they are outside this report's "
+        "scope because none were supplied."
+    )
+
+
 def hub_section(data: PackData) -> list[Block]:
     hubs = hubs_of(data)
     if not hubs.get("included_rows"):
-        return [
-            (
-                "p",
-                "Hub activity: none reported. Declared omission: the import held no "
-                f"{'calculable ' if hubs.get('rows') else ''}hub rows (transshipment, "
-                "storage, port or airport terminal operations), so hub emissions are not included in this "
-                "report; the transport chain elements cover vehicle operations only. ISO 14083 requires hub "
-                "operations of the chain to be included where the data exist; they are outside this report's "
-                "scope because none were supplied.",
-            )
-        ]
+        return [("p", hub_scope(data))]
     table = [["Hub", "Type", "Temperature", "Throughput t", "Basis", "WTW kg", "TTW kg", "WTW kg/t"]]
     for h in hubs.get("items") or []:
         table.append(

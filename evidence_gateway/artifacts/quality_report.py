@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from evidence_gateway.artifacts.data import PackData, Rows
+from evidence_gateway.artifacts.iso_report import hub_scope
 from evidence_gateway.artifacts.text import fixed, iso, md_table, number
 
 CONTENT_TYPE = "text/markdown; charset=utf-8"
@@ -51,7 +52,7 @@ def build(data: PackData) -> str:
         )
     else:
         parts.append("No rule fired.\n")
-    parts += ["## Summary\n", (q.summary_text or "No summary.") + "\n"]
+    parts += ["## Summary\n", (q.summary_text or "No summary.") + "\n", "## Scope\n", hub_scope(data) + "\n"]
     return "\n".join(parts)
 
 
