@@ -15,7 +15,14 @@ from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import CalculationRun, DataQualityAssessment
 from evidence_gateway.resolvers import calculation_reads, calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
+from evidence_gateway.schema.common import (
+    LOOKUP_RULE,
+    PageArg,
+    PaginationMeta,
+    PerPageArg,
+    deprecated_since,
+    or_null,
+)
 from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
@@ -23,7 +30,10 @@ from evidence_gateway.schema.relay import After, Before, Connection, First, Last
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 
 GqlInfo = Info[GraphQLContext, None]
-LEGACY_DEPRECATION = "Legacy v1 report; use workspaces, calculation runs and packs instead."
+# The day /api/v1 announces in its Deprecation header (rest_compat/legacy.py).
+LEGACY_DEPRECATION = deprecated_since(
+    "2026-01-01", "legacy v1 report; use workspaces, calculation runs and packs instead."
+)
 
 
 @strawberry.type(name="DataQualityAssessment", description="Data quality of a calculation run's inputs.")
@@ -107,7 +117,7 @@ class MethodologyProfileType:
     created_at: datetime = strawberry.field(description="When it was seeded.")
 
 
-@strawberry.type(name="LegacyReport", description=f"DEPRECATED. {LEGACY_DEPRECATION}")
+@strawberry.type(name="LegacyReport", description=f"Legacy v1 report. {LEGACY_DEPRECATION}")
 class LegacyReportType:
     id: uuid.UUID = strawberry.field(description="Report id (as the integrator imported it).")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
@@ -219,7 +229,7 @@ class Query:
         return [from_model(MethodologyProfileType, p) for p in profiles]
 
     @strawberry.field(
-        description=f"DEPRECATED: legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
+        description=f"Legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
     async def legacy_reports(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> LegacyReportPage:
@@ -227,7 +237,7 @@ class Query:
         return LegacyReportPage(items=[_legacy(v) for v in result.items], pagination=PaginationMeta.of(result))
 
     @strawberry.field(
-        description=f"DEPRECATED: one legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
+        description=f"One legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
     async def legacy_report(
