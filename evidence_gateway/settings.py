@@ -170,6 +170,8 @@ class Settings(BaseSettings):
     tsa_url: str = ""
     tsa_ca_file: str = ""
     tsa_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Where `api-docs-assets` stores, and /api/docs looks for, Redoc's pinned script (web/api_docs.py).
+    api_docs_assets_dir: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod
