@@ -317,7 +317,7 @@ def webhook_payload(raw: Any) -> WebhookPayload:
     return WebhookPayload(
         type=str(raw["type"]),
         kind=EventType(raw["type"]) if raw["type"] in EVENT_TYPES else None,
-        timestamp=datetime.fromisoformat(str(raw["timestamp"]).replace("Z", "+00:00")),
+        timestamp=datetime.fromisoformat(str(raw.get("timestamp") or raw["occurred_at"]).replace("Z", "+00:00")),
         event_id=_uuid(raw.get("id")),
         sequence=sequence if isinstance(sequence, int) else None,
         subject_type=raw.get("subject_type"),
