@@ -26,7 +26,7 @@ from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
-from evidence_gateway.web import cors, graphiql
+from evidence_gateway.web import api_docs, cors, graphiql
 from evidence_gateway.web.json_response import JSONResponse
 from evidence_gateway.web.observability import metrics, multiproc, readiness, tracing
 from evidence_gateway.web.observability.access import AccessLogMiddleware, route_template
@@ -139,6 +139,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             # Subscriptions (graphql-transport-ws) on the same path.
             WebSocketRoute("/graphql", graphql),
             *(graphiql.routes if settings.graphiql else []),
+            # The REST reference (Redoc over /api/openapi.json), before the /api mount that would take it.
+            *api_docs.routes,
             Mount("/api", routes=rest_compat.routes),
             *rest_compat.well_known,
         ],

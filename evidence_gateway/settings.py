@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from typing import Literal
 
@@ -11,6 +13,20 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from evidence_gateway.web.proxies import HEADERS as PROXY_HEADERS
 from evidence_gateway.web.proxies import parse_networks
+
+
+def parse_day_or_http_date(raw: str) -> datetime | None:
+    """An ISO date/datetime (UTC when it names no zone) or an RFC 9110 HTTP-date, else None."""
+    value = raw.strip()
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        try:
+            parsed = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
 
 # RFC 9110 §5.1: a field name is a token.
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -154,6 +170,8 @@ class Settings(BaseSettings):
     tsa_url: str = ""
     tsa_ca_file: str = ""
     tsa_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Where `api-docs-assets` stores, and /api/docs looks for, Redoc's pinned script (web/api_docs.py).
+    api_docs_assets_dir: str = ""
 
     @field_validator("webhook_retry_schedule")
     @classmethod
@@ -161,6 +179,13 @@ class Settings(BaseSettings):
         delays = [part.strip() for part in value.split(",") if part.strip()]
         if not delays or any(float(d) < 0 for d in delays):
             raise ValueError("a comma-separated list of seconds, each >= 0")
+        return value
+
+    @field_validator("legacy_sunset")
+    @classmethod
+    def _sunset(cls, value: str | None) -> str | None:
+        if value and value.strip() and parse_day_or_http_date(value) is None:
+            raise ValueError(f"{value!r}: an ISO date or datetime (2027-06-30) or an HTTP-date")
         return value
 
     @field_validator("cors_origins")

@@ -195,6 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     assets.add_argument("--dir", default=None, help="default: EVIDENCE_GRAPHIQL_ASSETS_DIR, else ./.graphiql-assets")
     assets.set_defaults(run=("schema", "graphiql_assets"))
 
+    docs = command(sub, "api-docs-assets", "fetch Redoc's pinned script (npm pack) for the REST reference at /api/docs")
+    docs.add_argument("--dir", default=None, help="default: EVIDENCE_API_DOCS_ASSETS_DIR, else ./.api-docs-assets")
+    docs.set_defaults(run=("schema", "api_docs_assets"))
+
     key_help = "trust only this verifier key (<name>+<hash>+<base64>, from /.well-known/evidence-keys); repeatable"
     verify = command(sub, "verify", "check a pack's bundle offline: files, seal, pack_hash, log inclusion")
     verify.add_argument("bundle", metavar="BUNDLE.zip", help="the zip from GET /api/v2/packs/{id}/bundle")

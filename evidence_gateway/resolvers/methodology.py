@@ -65,4 +65,9 @@ async def load_factor_set(session: AsyncSession, profile: MethodologyProfile) ->
         target = modes if kind == "mode" else fuels
         ttw = dec(ttw_value)
         target[key] = Factor(ttw=ttw, wtt=dec(wtw_value) - ttw, id=factor_id)
-    return FactorSet(boundary="WTW" if profile.boundary.upper() == "WTW" else "TTW", modes=modes, fuels=fuels)
+    return FactorSet(boundary=headline_boundary(profile.boundary), modes=modes, fuels=fuels)
+
+
+def headline_boundary(boundary: str) -> str:
+    """A profile's headline boundary: WTW, or TTW for anything else."""
+    return "WTW" if boundary.upper() == "WTW" else "TTW"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from email.utils import format_datetime
 
 from starlette.requests import Request
@@ -15,24 +14,19 @@ from evidence_gateway.read_models import LegacyReport
 from evidence_gateway.resolvers import legacy
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
-from evidence_gateway.settings import Settings
+from evidence_gateway.settings import Settings, parse_day_or_http_date
 
 # RFC 9745: the resource has been deprecated since 2026-01-01T00:00:00Z (structured-field date).
 DEPRECATED_SINCE = "@1767225600"
 
 
 def sunset_value(raw: str | None) -> str | None:
-    """RFC 8594 wants an HTTP-date; accept that as configured, or an ISO date/datetime to convert."""
-    if not raw:
+    """RFC 8594 wants an HTTP-date: an ISO date/datetime or an HTTP-date as configured (settings
+    refuses anything else), sent in the IMF-fixdate form."""
+    if not raw or not raw.strip():
         return None
-    value = raw.strip()
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return value  # already an HTTP-date (or the operator's own choice): sent as configured
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return format_datetime(parsed.astimezone(UTC), usegmt=True)
+    parsed = parse_day_or_http_date(raw)
+    return None if parsed is None else format_datetime(parsed, usegmt=True)
 
 
 def deprecation_headers(settings: Settings) -> dict[str, str]:

@@ -25,6 +25,7 @@ from evidence_gateway.rest_compat.openapi_routes import (
     ETAG,
     IDEMPOTENCY_KEY,
     IF_MATCH,
+    IF_NONE_MATCH,
     LINKS,
     LOCATION,
     OPERATIONS,
@@ -143,6 +144,12 @@ def operation(op: Op, bodies: dict[str, Schema]) -> dict[str, Any]:
     responses: dict[str, Any] = {str(ok.status): success}
     for code in sorted(errors_of(op)):
         responses[str(code)] = {"$ref": f"#/components/responses/{ERRORS[code][0]}"}
+    if IF_NONE_MATCH in op.params:
+        responses["304"] = {
+            "description": "Not modified: If-None-Match named the current ETag (no body).",
+            "headers": {ETAG: HEADERS[ETAG]},
+            **EXT,
+        }
     if op.accepted is not None:
         responses[str(op.accepted.status)] = {
             "description": op.accepted.description,

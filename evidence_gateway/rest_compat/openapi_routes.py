@@ -104,6 +104,14 @@ IF_MATCH: Param = {
     "description": "ETag of the resource this write depends on; 412 when it has changed.",
     **EXT,
 }
+IF_NONE_MATCH: Param = {
+    "name": "If-None-Match",
+    "in": "header",
+    "required": False,
+    "schema": string(),
+    "description": "ETag from an earlier GET; 304 without a body while it is still the current one.",
+    **EXT,
+}
 PREFER: Param = {
     "name": "Prefer",
     "in": "header",
@@ -134,7 +142,7 @@ OPERATIONS: tuple[Op, ...] = (
        Answer(201, rm.Workspace, "The new workspace."), body=WorkspaceCreate, headers=(LOCATION, ETAG)),
     Op("get", "/v2/workspaces/{id}", "getWorkspace",
        "Workspace detail with the latest run, pack and quality assessment", "workspaces",
-       Answer(200, rm.WorkspaceDetail, "The workspace."), (WORKSPACE,), headers=(ETAG,)),
+       Answer(200, rm.WorkspaceDetail, "The workspace."), (WORKSPACE, IF_NONE_MATCH), headers=(ETAG,)),
     Op("post", "/v2/workspaces/{id}/imports", "registerImport",
        "Register an import batch (optionally with shipment rows)", "workspaces",
        Answer(201, rm.ImportBatch, "The import batch."), (WORKSPACE, IF_MATCH), ImportCreate,
@@ -161,7 +169,7 @@ OPERATIONS: tuple[Op, ...] = (
        GeneratePackInput, body_required=False, headers=(LOCATION, ETAG),
        accepted=Answer(202, rm.ReportPack, "Prefer: respond-async: the version, queued.")),
     Op("get", "/v2/packs/{id}", "getPack", "Pack detail with its run, assessment and artifacts", "packs",
-       Answer(200, rm.ReportPackDetail, "The pack."), (PACK,), headers=(ETAG,)),
+       Answer(200, rm.ReportPackDetail, "The pack."), (PACK, IF_NONE_MATCH), headers=(ETAG,)),
     Op("get", "/v2/packs/{id}/artifacts", "listPackArtifacts",
        "Every artifact of the pack, each with a signed download URL", "packs",
        Answer(200, rm.PackArtifact, "The artifacts in type order.", "list"), (PACK,)),

@@ -19,7 +19,7 @@ from evidence_gateway.read_models import (
 )
 from evidence_gateway.resolvers import approvals, pack_reads, packs
 from evidence_gateway.resolvers.preconditions import etag
-from evidence_gateway.rest_compat.http import caller, envelope
+from evidence_gateway.rest_compat.http import caller, envelope, etag_matches, not_modified
 from evidence_gateway.rest_compat.writes import location, write
 from evidence_gateway.web.ratelimit.middleware import refuse_credential
 from evidence_gateway.web.request_id import request_id_of
@@ -45,10 +45,14 @@ async def generate_pack(request: Request) -> Response:
 
 
 async def get_pack(request: Request) -> Response:
-    """GET /v2/packs/{id}: pack + calculation_run, quality_assessment, artifacts; ETag for If-Match."""
+    """GET /v2/packs/{id}: pack + calculation_run, quality_assessment, artifacts; ETag for If-Match,
+    304 for an If-None-Match naming it."""
     ctx = await caller(request)
     detail = await pack_reads.get_pack_detail(ctx, request.path_params["id"])
-    return envelope(ReportPackDetail.render_detail(detail, ctx.settings), headers={"ETag": etag(detail.pack)})
+    tag = etag(detail.pack)
+    return not_modified(request, tag) or envelope(
+        ReportPackDetail.render_detail(detail, ctx.settings), headers={"ETag": tag}
+    )
 
 
 async def list_artifacts(request: Request) -> Response:
@@ -77,13 +81,6 @@ async def get_approval(request: Request) -> Response:
     """GET /v2/approvals/{id} (extension): one recorded approval action."""
     ctx = await caller(request)
     return envelope(ApprovalAction.render(await approvals.get_approval(ctx, request.path_params["id"])))
-
-
-def _etag_matches(header: str | None, etag: str) -> bool:
-    if not header:
-        return False
-    candidates = {c.strip().removeprefix("W/") for c in header.split(",")}
-    return "*" in candidates or etag in candidates
 
 
 async def download_caller(request: Request) -> Ctx | SignedLink:
@@ -115,7 +112,7 @@ async def download_artifact(request: Request) -> Response:
     etag = f'"{artifact.content_sha256}"'
     # Cache-Control: no-store and nosniff come with every credentialed answer (response_headers.py).
     headers = {"ETag": etag}
-    if _etag_matches(request.headers.get("if-none-match"), etag):
+    if etag_matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     headers["Content-Disposition"] = f'attachment; filename="{artifact.file_name}"'
     media_type = artifact.content_type or "application/octet-stream"

@@ -14,7 +14,7 @@ from evidence_gateway.read_models import WorkspaceDetail
 from evidence_gateway.resolvers import imports, workspace_detail, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.resolvers.preconditions import etag
-from evidence_gateway.rest_compat.http import caller, envelope, paginated
+from evidence_gateway.rest_compat.http import caller, envelope, not_modified, paginated
 from evidence_gateway.rest_compat.writes import location, write
 
 
@@ -36,10 +36,14 @@ async def create_workspace(request: Request) -> Response:
 
 
 async def get_workspace(request: Request) -> Response:
-    """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment; ETag for If-Match."""
+    """GET /v2/workspaces/{id}: detail with the latest run, pack and assessment; ETag for If-Match,
+    304 for an If-None-Match naming it."""
     ctx = await caller(request)
     detail = await workspace_detail.get_workspace_detail(ctx, request.path_params["id"])
-    return envelope(WorkspaceDetail.render_detail(detail, ctx.settings), headers={"ETag": etag(detail.workspace)})
+    tag = etag(detail.workspace)
+    return not_modified(request, tag) or envelope(
+        WorkspaceDetail.render_detail(detail, ctx.settings), headers={"ETag": tag}
+    )
 
 
 async def register_import(request: Request) -> Response:

@@ -12,18 +12,40 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from evidence_gateway.core.timeutil import as_aware
-from evidence_gateway.models import CalculationRun, DataQualityAssessment
+from evidence_gateway.models import CalculationRun, DataQualityAssessment, LegacyReportStatus
 from evidence_gateway.resolvers import calculation_reads, calculations, connections, legacy, methodology
 from evidence_gateway.resolvers.pagination import page_params
-from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
+from evidence_gateway.schema.common import (
+    LOOKUP_RULE,
+    PageArg,
+    PaginationMeta,
+    PerPageArg,
+    deprecated_since,
+    or_null,
+)
 from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
+from evidence_gateway.schema.outputs import (
+    EmissionBoundary,
+    Iso14083Summary,
+    MetadataEntry,
+    ModeTotals,
+    QualityRule,
+    iso14083_summary,
+    json_deprecation,
+    metadata_entries,
+    mode_totals,
+    quality_rules,
+)
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 
 GqlInfo = Info[GraphQLContext, None]
-LEGACY_DEPRECATION = "Legacy v1 report; use workspaces, calculation runs and packs instead."
+# The day /api/v1 announces in its Deprecation header (rest_compat/legacy.py).
+LEGACY_DEPRECATION = deprecated_since(
+    "2026-01-01", "legacy v1 report; use workspaces, calculation runs and packs instead."
+)
 
 
 @strawberry.type(name="DataQualityAssessment", description="Data quality of a calculation run's inputs.")
@@ -39,7 +61,10 @@ class DataQualityAssessmentType:
     modelled_data_percent: float = strawberry.field(description="Share with a modelled distance.")
     missing_required_fields_count: int = strawberry.field(description="Rows excluded for missing fields.")
     flagged_shipments_count: int = strawberry.field(description="Rows with implausible values.")
-    rules_triggered_json: JSON = strawberry.field(description="Rules that fired: id, severity, count, message.")
+    rules_triggered_json: JSON = strawberry.field(
+        description="Rules that fired: id, severity, count, message.",
+        deprecation_reason=json_deprecation("rulesTriggered"),
+    )
     summary_text: str | None = strawberry.field(description="One-paragraph summary.")
     assessed_at: datetime = strawberry.field(description="When the assessment was made.")
     primary_data_share_percent: float | None = strawberry.field(
@@ -53,6 +78,10 @@ class DataQualityAssessmentType:
         description="Excluded rows estimated with default factors, headline boundary, kg (not in the totals)."
     )
 
+    @strawberry.field(description="Rules that fired, with their severity and the rows they fired on.")
+    def rules_triggered(self) -> list[QualityRule]:
+        return quality_rules(self.rules_triggered_json)
+
 
 @strawberry.type(name="CalculationRun", description="One calculation of a workspace's emissions.")
 class CalculationRunType(Node):
@@ -65,13 +94,16 @@ class CalculationRunType(Node):
     export_template_id: uuid.UUID | None = strawberry.field(description="Template bundle for pack generation.")
     status: RunStatus = strawberry.field(description="running, completed or failed.")
     rerun_hash: str | None = strawberry.field(description="SHA-256 of the canonical JSON of every input.")
-    assumptions_snapshot_json: JSON = strawberry.field(description="Assumptions given with the request.")
+    assumptions_snapshot_json: JSON = strawberry.field(
+        description="Assumptions given with the request.", deprecation_reason=json_deprecation("assumptionsSnapshot")
+    )
     total_co2e_kg: float | None = strawberry.field(description="Total kg CO2e of usable rows (headline boundary).")
     total_tonne_km: float | None = strawberry.field(description="Total tonne-km of usable rows.")
     shipment_count: int = strawberry.field(description="Shipments counted in the totals.")
     totals_by_mode_json: JSON = strawberry.field(
         description="Per mode: co2e_kg (headline), co2e_ttw_kg, co2e_wtt_kg, co2e_wtw_kg, tonne_km, "
-        "shipment_count, intensity_ttw_g_per_tkm, intensity_wtw_g_per_tkm."
+        "shipment_count, intensity_ttw_g_per_tkm, intensity_wtw_g_per_tkm.",
+        deprecation_reason=json_deprecation("totalsByMode"),
     )
     total_co2e_wtw_kg: float | None = strawberry.field(description="Well-to-wheel total of usable rows, kg.")
     total_co2e_ttw_kg: float | None = strawberry.field(description="Tank-to-wheel total of usable rows, kg.")
@@ -79,7 +111,8 @@ class CalculationRunType(Node):
         description="Excluded rows estimated with default factors (headline boundary, kg), not in the totals."
     )
     iso14083_json: JSON | None = strawberry.field(
-        description="ISO 14083 summary: data categories, distance types, primary data share, coverage, exclusions."
+        description="ISO 14083 summary: data categories, distance types, primary data share, coverage, exclusions.",
+        deprecation_reason=json_deprecation("iso14083"),
     )
     hubs_json: JSON | None = strawberry.field(
         description="Hub operations (ISO 14083 HOCs): rows, throughput tonnes, WTW/TTW kg and each hub; "
@@ -93,6 +126,18 @@ class CalculationRunType(Node):
         description="Completed after newer data or a newer run: kept for the record, never the workspace's latest."
     )
 
+    @strawberry.field(description="Per transport mode: emissions on each boundary, tonne-km, shipments.")
+    def totals_by_mode(self) -> list[ModeTotals]:
+        return mode_totals(self.totals_by_mode_json)
+
+    @strawberry.field(description="ISO 14083 summary (null for runs that did not complete).")
+    def iso14083(self) -> Iso14083Summary | None:
+        return iso14083_summary(self.iso14083_json)
+
+    @strawberry.field(description="Assumptions given with the request, key by key (their shape is the caller's).")
+    def assumptions_snapshot(self) -> list[MetadataEntry]:
+        return metadata_entries(self.assumptions_snapshot_json)
+
     @strawberry.field(description="The run's quality assessment (none for failed runs).")
     async def quality_assessment(self, info: GqlInfo) -> DataQualityAssessmentType | None:
         found = await info.context.loader(calculation_reads.assessments_by_run_ids).load(self.id)
@@ -105,26 +150,37 @@ class MethodologyProfileType:
     code: str = strawberry.field(description="Stable code, e.g. iso14083-wtw.")
     name: str = strawberry.field(description="Display name.")
     description: str = strawberry.field(description="What the profile counts.")
-    boundary: str = strawberry.field(description="WTW (well-to-wheel) or TTW (tank-to-wheel).")
+    boundary: str = strawberry.field(
+        description="WTW (well-to-wheel) or TTW (tank-to-wheel).",
+        deprecation_reason=json_deprecation("emissionBoundary"),
+    )
     factor_version_id: uuid.UUID = strawberry.field(description="Emission factor version it uses.")
     is_default: bool = strawberry.field(description="Used when a workspace names no profile.")
     created_at: datetime = strawberry.field(description="When it was seeded.")
 
+    @strawberry.field(description="The headline boundary its runs report (the one the calculation uses).")
+    def emission_boundary(self) -> EmissionBoundary:
+        return EmissionBoundary(methodology.headline_boundary(self.boundary))
 
-@strawberry.type(name="LegacyReport", description=f"DEPRECATED. {LEGACY_DEPRECATION}")
+
+@strawberry.type(name="LegacyReport", description=f"Legacy v1 report. {LEGACY_DEPRECATION}")
 class LegacyReportType:
     id: uuid.UUID = strawberry.field(description="Report id (as the integrator imported it).")
     org_id: uuid.UUID = strawberry.field(description="Owning organisation.")
     title: str = strawberry.field(description="Report title.")
     reporting_period_start: date | None = strawberry.field(description="Period start.")
     reporting_period_end: date | None = strawberry.field(description="Period end.")
-    status: str = strawberry.field(description="draft or final.")
+    status: str = strawberry.field(description="draft or final.", deprecation_reason=json_deprecation("reportStatus"))
     total_co2e_kg: float = strawberry.field(description="Reported total kg CO2e.")
     shipment_count: int = strawberry.field(description="Reported number of shipments.")
     created_at: datetime = strawberry.field(description="Creation time.")
     updated_at: datetime = strawberry.field(description="Last change (re-import).")
     successor_workspace_id: uuid.UUID | None = strawberry.field(description="Newest workspace that used it.")
     successor_report_pack_id: uuid.UUID | None = strawberry.field(description="Newest pack that used it.")
+
+    @strawberry.field(description="Draft or final.")
+    def report_status(self) -> LegacyReportStatus:
+        return LegacyReportStatus(self.status)
 
 
 @strawberry.type(description="DEPRECATED. One page of legacy reports.")
@@ -223,7 +279,7 @@ class Query:
         return [from_model(MethodologyProfileType, p) for p in profiles]
 
     @strawberry.field(
-        description=f"DEPRECATED: legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
+        description=f"Legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
     async def legacy_reports(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> LegacyReportPage:
@@ -231,7 +287,7 @@ class Query:
         return LegacyReportPage(items=[_legacy(v) for v in result.items], pagination=PaginationMeta.of(result))
 
     @strawberry.field(
-        description=f"DEPRECATED: one legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
+        description=f"One legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
     async def legacy_report(

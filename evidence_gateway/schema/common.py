@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable
+from datetime import date
 from typing import Annotated, Any, TypeVar
 
 import strawberry
@@ -16,6 +18,31 @@ M = TypeVar("M")
 
 # The one nullability rule of by-id lookups (docs/graphql-schema.md), quoted in their descriptions.
 LOOKUP_RULE = "null, without an error, when the id is unknown or another organisation's (REST: 404)"
+
+# Deprecation policy (docs/graphql.md "Deprecations and breaking changes"): a reason starts with the
+# day the deprecation was announced; the field may go (a breaking change) 90 days after it.
+DEPRECATION_NOTICE_DAYS = 90
+_DEPRECATION_REASON = re.compile(r"^Deprecated since (\d{4}-\d{2}-\d{2}); \S")
+
+
+def deprecation_day(reason: str | None) -> date | None:
+    """The announcement day of a reason in the policy's form, else None."""
+    match = _DEPRECATION_REASON.match(reason or "")
+    if not match:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
+def deprecated_since(day: str, advice: str) -> str:
+    """A deprecation reason in the policy's form: "Deprecated since 2026-11-26; use X"."""
+    reason = f"Deprecated since {day}; {advice}"
+    if deprecation_day(reason) is None:
+        raise ValueError(f"not a deprecation reason of the policy: {reason!r}")
+    return reason
+
 
 PageArg = Annotated[int, strawberry.argument(description="1-based page number; past the last page, items is empty.")]
 PerPageArg = Annotated[int, strawberry.argument(description="Items per page, 1 to 100.")]

@@ -10,11 +10,13 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
+from evidence_gateway.core.events import EventType as EventKind
 from evidence_gateway.core.events import cursor_of
 from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers import connections, events
 from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.outputs import EventData, event_data, json_deprecation
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
@@ -32,10 +34,21 @@ class EventType(Node):
     subject_type: str = strawberry.field(description="Kind of resource the event is about.")
     subject_id: uuid.UUID = strawberry.field(description="Id of that resource.")
     workspace_id: uuid.UUID | None = strawberry.field(description="Workspace the resource belongs to, if any.")
-    data: JSON = strawberry.field(description="The resource as REST renders it, plus status_before/status_after.")
+    data: JSON = strawberry.field(
+        description="The resource as REST renders it, plus status_before/status_after.",
+        deprecation_reason=json_deprecation("detail"),
+    )
     # True when admin-only values of ``data`` are hidden from this reader (resolvers/events.py):
     # results shared between subscribers are kept per view (schema/subscriptions.py).
     redacted: strawberry.Private[bool] = False
+
+    @strawberry.field(description="The event's type, typed.")
+    def kind(self) -> EventKind:
+        return EventKind(self.type)
+
+    @strawberry.field(description="The typed part of data: the resource's id, its status move, reason and error.")
+    def detail(self) -> EventData:
+        return event_data(self.type, self.data)
 
 
 @strawberry.type(description="A slice of the event log.")

@@ -16,6 +16,7 @@ from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta,
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import AttachmentScope, EvidenceType, VerificationStatus
+from evidence_gateway.schema.outputs import MetadataEntry, json_deprecation, metadata_entries
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
 
 GqlInfo = Info[GraphQLContext, None]
@@ -44,9 +45,16 @@ class EvidenceItemType(Node):
     attachment_scope: AttachmentScope = strawberry.field(
         description="organization, workspace or shipment (derived from the references unless given)."
     )
-    extracted_metadata_json: JSON = strawberry.field(description="Free-form metadata object, stored as given.")
+    extracted_metadata_json: JSON = strawberry.field(
+        description="Free-form metadata object, stored as given.",
+        deprecation_reason=json_deprecation("extractedMetadata"),
+    )
     notes: str | None = strawberry.field(description="Free-text notes.")
     uploaded_at: datetime = strawberry.field(description="When the item was registered.")
+
+    @strawberry.field(description="The metadata object, key by key (its shape is the caller's).")
+    def extracted_metadata(self) -> list[MetadataEntry]:
+        return metadata_entries(self.extracted_metadata_json)
 
 
 @strawberry.type(description="One page of evidence items.")

@@ -10,6 +10,7 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
+from evidence_gateway.core.events import EventType
 from evidence_gateway.models import WebhookEndpoint
 from evidence_gateway.read_models.webhooks import endpoint_status
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
@@ -17,6 +18,7 @@ from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.outputs import json_deprecation
 from evidence_gateway.schema.webhooks import WebhookDeliveryPage, WebhookDeliveryType
 from evidence_gateway.store.record_types import WebhookEndpointRecord
 
@@ -37,7 +39,10 @@ class WebhookEndpointType:
     id: uuid.UUID = strawberry.field(description="Endpoint id.")
     url: str = strawberry.field(description="Where events are POSTed (http or https, public hosts only).")
     description: str = strawberry.field(description="Free text for the people who run it.")
-    event_types: list[str] = strawberry.field(description="Event types sent to it; empty: every type.")
+    event_types: list[str] = strawberry.field(
+        description="Event types sent to it; empty: every type.",
+        deprecation_reason=json_deprecation("subscribedEventTypes"),
+    )
     enabled: bool = strawberry.field(description="False: nothing is sent (set by its owner, or after failures).")
     status: WebhookEndpointStatus = strawberry.field(description="healthy, failing or disabled.")
     failing_since: datetime | None = strawberry.field(description="First failed attempt since the last success.")
@@ -47,6 +52,10 @@ class WebhookEndpointType:
     )
     created_at: datetime = strawberry.field(description="When it was registered.")
     updated_at: datetime = strawberry.field(description="When it last changed.")
+
+    @strawberry.field(description="Event types sent to it, typed; empty: every type.")
+    def subscribed_event_types(self) -> list[EventType]:
+        return [EventType(t) for t in self.event_types]
 
     @strawberry.field(description="Attempts to this endpoint, newest first.")
     async def deliveries(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> WebhookDeliveryPage:

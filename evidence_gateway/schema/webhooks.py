@@ -16,6 +16,7 @@ from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.outputs import WebhookPayload, json_deprecation, webhook_payload
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -32,10 +33,17 @@ class WebhookTestResultType:
         description="Status returned by the target; null when no HTTP answer came (DNS, refused, timeout)."
     )
     response_excerpt: str = strawberry.field(description="First 1 KiB of the response body (UTF-8, lossy).")
-    payload: JSON = strawberry.field(description="The payload exactly as sent: {type, timestamp, data}.")
+    payload: JSON = strawberry.field(
+        description="The payload exactly as sent: {type, timestamp, data}.",
+        deprecation_reason=json_deprecation("message"),
+    )
     error: str | None = strawberry.field(description="Why it was not delivered (null when delivered).")
     webhook_id: str = strawberry.field(description="The webhook-id header sent (msg_…).")
     delivery_id: uuid.UUID = strawberry.field(description="Id of the recorded delivery attempt.")
+
+    @strawberry.field(description="The payload as sent, typed.")
+    def message(self) -> WebhookPayload:
+        return webhook_payload(self.payload)
 
 
 @strawberry.enum(description="Where the event an attempt carried stands now.")
@@ -57,7 +65,7 @@ class WebhookDeliveryType:
     http_status: int | None = strawberry.field(description="Status returned; null when no HTTP answer came.")
     error: str | None = strawberry.field(description="Why it was not delivered.")
     response_excerpt: str = strawberry.field(description="First 1 KiB of the response body.")
-    payload: JSON = strawberry.field(description="The payload sent.")
+    payload: JSON = strawberry.field(description="The payload sent.", deprecation_reason=json_deprecation("message"))
     api_key_id: uuid.UUID | None = strawberry.field(description="The API key that asked for the delivery.")
     created_at: datetime = strawberry.field(description="When the attempt was made.")
     endpoint_id: uuid.UUID | None = strawberry.field(
@@ -75,6 +83,10 @@ class WebhookDeliveryType:
     next_attempt_at: datetime | None = strawberry.field(
         description="When the event is next tried while messageStatus is PENDING; null otherwise."
     )
+
+    @strawberry.field(description="The payload sent, typed.")
+    def message(self) -> WebhookPayload:
+        return webhook_payload(self.payload)
 
 
 @strawberry.type(description="One page of webhook delivery attempts.")

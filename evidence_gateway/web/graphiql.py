@@ -204,11 +204,14 @@ def _extract(package: Package, tarball: Path) -> dict[str, bytes]:
     return out
 
 
-def fetch_assets(directory: Path, log: Callable[[str], object] = print) -> list[str]:
-    """Fetch, verify, then install every file (all or nothing). Returns the stored paths."""
+def fetch_assets(
+    directory: Path, log: Callable[[str], object] = print, packages: tuple[Package, ...] = PACKAGES
+) -> list[str]:
+    """Fetch, verify, then install every file of ``packages`` (all or nothing). Returns the stored
+    paths. The REST reference's Redoc (web/api_docs.py) is fetched the same way."""
     files: dict[str, bytes] = {}
-    with tempfile.TemporaryDirectory(prefix="graphiql-assets-") as tmp:
-        for package in PACKAGES:
+    with tempfile.TemporaryDirectory(prefix="pinned-assets-") as tmp:
+        for package in packages:
             workdir = Path(tmp) / package.spec.replace("/", "__")
             workdir.mkdir(parents=True)
             files.update(_extract(package, _npm_pack(package, workdir)))
@@ -220,7 +223,7 @@ def fetch_assets(directory: Path, log: Callable[[str], object] = print) -> list[
         partial = target.with_name(target.name + ".part")
         partial.write_bytes(data)
         os.replace(partial, target)
-    manifest = {p.spec: {"integrity": p.integrity, "files": [f for f, _ in p.files]} for p in PACKAGES}
+    manifest = {p.spec: {"integrity": p.integrity, "files": [f for f, _ in p.files]} for p in packages}
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return sorted(files)
 
