@@ -21,9 +21,9 @@ ROWS: list[dict[str, Any]] = [
     # 20 g WTW: TTW = 20 x 27.79 / 34.70 = 16.017291 g (6 decimals), WTT the rest.
     {"external_id": "W", "mode": "rail", "distance_km": 500, "mass_tonnes": 20,
      "carrier_intensity_g_per_tkm": 20, "carrier_intensity_basis": "wtw"},
-    # 15 g TTW: WTT = 15 x 3.65 / 16.12 = 3.396402 g.
+    # 15 g TTW per actual tonne-km: WTT = 15 x 3.65 / 16.12 = 3.396402 g.
     {"external_id": "T", "mode": "sea", "distance_km": 5000, "mass_tonnes": 5,
-     "carrier_intensity_g_per_tkm": 15, "carrier_intensity_basis": "ttw"},
+     "carrier_intensity_g_per_tkm": 15, "carrier_intensity_basis": "ttw", "carrier_intensity_distance_basis": "actual"},
 ]  # fmt: skip
 ROAD_TTW, ROAD_WTT = Decimal("101.63"), Decimal("23.59")
 RAIL_TTW = Decimal("1000") * Decimal("16.017291") / 100  # 10,000 tkm x g -> kg

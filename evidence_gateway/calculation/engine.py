@@ -62,29 +62,46 @@ class _Row:
 
     ttw: Decimal
     wtt: Decimal
-    tkm: Decimal
+    tkm: Decimal  # ISO 14083 activity tonne-km (SFD, air GCD)
     category: str
     tier: str
     distance_type: str
-    adjusted: bool
+    distances: dist.Distances
+    emission_km: Decimal | None  # the distance the intensity used is per km of (None: fuel-based)
     factor_id: uuid.UUID | None
-    activity_km: Decimal
     share: Decimal | None
     notes: list[str]
     flags: list[str]
 
 
+@dataclass(slots=True)
+class _Emissions:
+    ttw: Decimal
+    wtt: Decimal
+    category: str
+    factor_id: uuid.UUID | None
+    share: Decimal | None = None
+    emission_km: Decimal | None = None
+
+
 def _boundaries(
-    r: ShipmentInput, mode: str, tkm: Decimal, mass: Decimal, f: FactorSet, notes: list[str], flags: list[str]
-) -> tuple[Decimal, Decimal, str, uuid.UUID | None, Decimal | None]:
-    """(TTW kg, WTT kg, ISO category, factor id, allocation share) of one usable row."""
+    r: ShipmentInput,
+    mode: str,
+    d: dist.Distances,
+    mass: Decimal,
+    f: FactorSet,
+    notes: list[str],
+    flags: list[str],
+) -> _Emissions:
+    """TTW and WTT kg, ISO category, factor and allocation share of one usable row."""
     default = f.modes[mode]
+    tkm = d.activity * mass
     fuel = f.fuels.get(r.fuel_type) if r.fuel_type is not None else None
     if fuel is not None and r.fuel_amount is not None:
         share = _allocation(r, mass, tkm, notes, flags)
         if share is not None:
             amount = dec(r.fuel_amount) * share
-            return q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share
+            return _Emissions(q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share)
         notes.append(flag_ids.FUEL_NOT_ALLOCATED)
     carrier = r.carrier_intensity_g_per_tkm
     if carrier is not None:
@@ -104,8 +121,19 @@ def _boundaries(
                 ttw_g = ci
                 wtt_g = q6(ci * default.wtt / default.ttw) if default.ttw > 0 else ZERO
                 notes.append(flag_ids.WTT_DERIVED)
-            return q6(tkm * ttw_g / THOUSAND), q6(tkm * wtt_g / THOUSAND), "secondary_modelled", default.id, None
-    return q6(tkm * default.ttw / THOUSAND), q6(tkm * default.wtt / THOUSAND), "secondary_default", default.id, None
+            # Rows stored before the distance basis existed were calculated per actual tonne-km.
+            km = dist.emission_distance(d, r.carrier_intensity_distance_basis or "actual")
+            em_tkm = km * mass
+            return _Emissions(
+                q6(em_tkm * ttw_g / THOUSAND), q6(em_tkm * wtt_g / THOUSAND), "secondary_modelled", default.id,
+                emission_km=km,
+            )  # fmt: skip
+    km = dist.emission_distance(d, dist.default_basis(mode))
+    em_tkm = km * mass
+    return _Emissions(
+        q6(em_tkm * default.ttw / THOUSAND), q6(em_tkm * default.wtt / THOUSAND), "secondary_default", default.id,
+        emission_km=km,
+    )  # fmt: skip
 
 
 def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str], flags: list[str]) -> Decimal | None:
@@ -144,20 +172,23 @@ def _usable(
     ):
         flags.append(flag_ids.OUTSIDE_PERIOD)
     dtype = r.distance_type or dist.default_type(mode, r.distance_source)
-    activity_km, factor, surface_gcd = dist.activity_distance(distance, mode, dtype)
-    if factor != 1:
-        notes.append(flag_ids.DISTANCE_ADJUSTED)
-    if surface_gcd:
+    d = dist.distances(distance, mode, dtype)
+    if d.surface_gcd:
         notes.append(flag_ids.GCD_SURFACE_MODE)
-    tkm = activity_km * mass
-    ttw, wtt, category, factor_id, share = _boundaries(r, mode, tkm, mass, f, notes, flags)
-    if category == "primary":
+    if d.air_too_short:
+        flags.append(flag_ids.AIR_ACTUAL_TOO_SHORT)
+    e = _boundaries(r, mode, d, mass, f, notes, flags)
+    if d.activity != distance or (e.emission_km is not None and e.emission_km != distance):
+        notes.append(flag_ids.DISTANCE_ADJUSTED)
+    if e.category == "primary":
         tier = "primary"
-    elif category == "secondary_modelled":
+    elif e.category == "secondary_modelled":
         tier = "secondary"
     else:
         tier = "modelled" if r.distance_source == "modelled" else "default"
-    return _Row(ttw, wtt, tkm, category, tier, dtype, factor != 1, factor_id, activity_km, share, notes, flags)
+    return _Row(
+        e.ttw, e.wtt, d.activity * mass, e.category, tier, dtype, d, e.emission_km, e.factor_id, e.share, notes, flags
+    )
 
 
 def calculate(
@@ -192,19 +223,24 @@ def calculate(
         by_category[row.category].add(row.ttw, row.wtt, row.tkm)
         by_distance.setdefault(row.distance_type, Sums()).add(row.ttw, row.wtt, row.tkm)
         acc = measures.setdefault(mode, [ZERO, ZERO, ZERO])
-        acc[0] += dec(r.distance_km)
+        acc[0] += row.distances.activity
         acc[1] += dec(r.mass_tonnes)
         acc[2] += 1
         wtw = row.ttw + row.wtt
         headline = wtw if headline_wtw else row.ttw
         tkm6 = q6(row.tkm)
+        d = row.distances
+        em_km = row.emission_km
         out.append(
             RowResult(
                 r.id, r.row_index, True, row.tier, num(tkm6), num(headline),
                 num(q6(headline * THOUSAND / row.tkm)) if row.tkm > 0 else None,
                 ",".join(row.flags) or None,
-                num(row.ttw), num(row.wtt), num(wtw), row.category, row.distance_type, num(row.activity_km),
+                num(row.ttw), num(row.wtt), num(wtw), row.category, row.distance_type, num(d.activity),
                 num(row.share), row.factor_id, None, None, ",".join(row.notes) or None,
+                num(d.actual) if d.actual_given else None,
+                num(em_km), None if em_km is None else num(q6(em_km * dec(r.mass_tonnes))),
+                num(d.factor),
             )
         )  # fmt: skip
     included = Sums()

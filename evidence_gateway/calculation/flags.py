@@ -10,6 +10,7 @@ ZERO_MASS = "zero_mass"
 INTENSITY_OUT_OF_RANGE = "carrier_intensity_out_of_range"
 OUTSIDE_PERIOD = "outside_reporting_period"
 PAYLOAD_BELOW_MASS = "payload_below_mass"
+AIR_ACTUAL_TOO_SHORT = "air_actual_too_short"
 # Method notes (not implausibilities): counted in rules, not in flagged_shipments_count.
 FUEL_NOT_ALLOCATED = "fuel_not_allocated"
 TTW_DERIVED = "carrier_ttw_derived"

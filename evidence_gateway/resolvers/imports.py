@@ -18,6 +18,7 @@ from evidence_gateway.models import (
     FuelType,
     ImportBatch,
     IntensityBasis,
+    IntensityDistanceBasis,
     TransportMode,
     WorkspaceStatus,
 )
@@ -33,6 +34,7 @@ FuelName = Annotated[str, OneOf(FuelType)]
 DistanceSourceName = Annotated[str, OneOf(DistanceSource)]
 DistanceTypeName = Annotated[str, OneOf(DistanceType)]
 BasisName = Annotated[str, OneOf(IntensityBasis)]
+DistanceBasisName = Annotated[str, OneOf(IntensityDistanceBasis)]
 # Upper bounds keep every product finite and catch unit mistakes (metres for km, kg for t):
 # no leg is longer than 50,000 km, no consignment heavier than 1,000,000 t.
 DistanceKm = Annotated[float, Field(ge=0, le=50_000, allow_inf_nan=False)]
@@ -75,6 +77,9 @@ class ShipmentRow(StrictInput):
     distance_type: DistanceTypeName | None = None
     """actual, sfd or gcd (GLEC distance types)."""
     shipment_date: IsoDate | None = None
+    # Issue 26 (docs/methodology.md).
+    carrier_intensity_distance_basis: DistanceBasisName | None = Field(default=None, validate_default=True)
+    """The distance carrier_intensity_g_per_tkm is per tonne-km of: sfd (default; air: the GCD) or actual."""
 
     @field_validator("carrier_intensity_basis")
     @classmethod
@@ -85,6 +90,18 @@ class ShipmentRow(StrictInput):
         if value is not None and not has_intensity and "carrier_intensity_g_per_tkm" in info.data:
             raise ValueError("only allowed with carrier_intensity_g_per_tkm")
         return value
+
+    @field_validator("carrier_intensity_distance_basis")
+    @classmethod
+    def _distance_basis_with_intensity(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if "carrier_intensity_g_per_tkm" not in info.data:
+            return value
+        if info.data.get("carrier_intensity_g_per_tkm") is None:
+            if value is not None:
+                raise ValueError("only allowed with carrier_intensity_g_per_tkm")
+            return None
+        # ISO 14083 intensities are per tonne-km of the shortest feasible distance.
+        return value or IntensityDistanceBasis.sfd.value
 
     @field_validator("vehicle_payload_tonnes", "fuel_allocation_share")
     @classmethod

@@ -21,6 +21,7 @@ from evidence_gateway.schema.enums import (
     DistanceType,
     FuelType,
     IntensityBasis,
+    IntensityDistanceBasis,
     TransportMode,
     WorkspaceStatus,
 )
@@ -116,6 +117,10 @@ class ShipmentRowInput:
         default=None, description="actual, sfd or gcd (default: gcd for air; sfd if modelled; else actual)."
     )
     shipment_date: date | None = strawberry.field(default=None, description="Date of the shipment (period check).")
+    carrier_intensity_distance_basis: IntensityDistanceBasis | None = strawberry.field(
+        default=None,
+        description="Distance carrierIntensityGPerTkm is per tonne-km of: SFD (default; air: the GCD) or ACTUAL.",
+    )
 
 
 @strawberry.input(description="An import batch to register.")
