@@ -301,7 +301,9 @@ async def test_other_organisation_gets_404(api: Api, api_b: Api) -> None:
 
 
 async def test_many_rows_are_stored_per_shipment(api: Api) -> None:
-    rows = [{"mode": "road", "distance_km": 10 + i % 7, "mass_tonnes": 2, "distance_type": "sfd"} for i in range(12_000)]
+    rows = [
+        {"mode": "road", "distance_km": 10 + i % 7, "mass_tonnes": 2, "distance_type": "sfd"} for i in range(12_000)
+    ]
     ws = await imported_workspace(api, rows)
     run = (await calculate(api, ws["id"])).json()["data"]["calculation_run"]
     assert run["shipment_count"] == 12_000

@@ -26,7 +26,8 @@ ISO_ROWS = [
     {"external_id": "road-ci-sfd", "mode": "road", "distance_km": 105, "mass_tonnes": 1,
      "carrier_intensity_g_per_tkm": 100, "carrier_intensity_basis": "wtw"},
     {"external_id": "road-ci-act", "mode": "road", "distance_km": 105, "mass_tonnes": 1,
-     "carrier_intensity_g_per_tkm": 100, "carrier_intensity_basis": "wtw", "carrier_intensity_distance_basis": "actual"},
+     "carrier_intensity_g_per_tkm": 100, "carrier_intensity_basis": "wtw",
+     "carrier_intensity_distance_basis": "actual"},
 ]  # fmt: skip
 
 
@@ -51,7 +52,8 @@ async def test_activity_is_on_the_iso_basis_and_emissions_on_the_intensity_basis
     assert Decimal(repr(modes["road"]["intensity_wtw_g_per_tkm"])) == (road_wtw * 1000 / 1400).quantize(Q6)
     iso = run["iso14083_json"]
     assert iso["activity_distance_basis"]["air"] == "gcd" and iso["activity_distance_basis"]["sea"] == "sfd"
-    assert iso["distance_adjustment_factors"] == {"inland_waterway": "1.00", "rail": "1.00", "road": "1.05", "sea": "1.15"}
+    dafs = {"inland_waterway": "1.00", "rail": "1.00", "road": "1.05", "sea": "1.15"}
+    assert iso["distance_adjustment_factors"] == dafs
     assert {k: v["rows"] for k, v in iso["distance_types"].items()} == {"actual": 5, "gcd": 2, "sfd": 3}
     rules = {r["id"]: r["count"] for r in data["quality_assessment"]["rules_triggered_json"]}
     # road-sfd, road-act, sea-sfd, air-act and both road carrier rows (actual given, SFD activity)

@@ -113,7 +113,8 @@ def assess_rows(
                       "published TTW/WTW ratio"),
         WTT_DERIVED: ("info", "carrier intensities given as TTW: the WTT part is derived from the mode's "
                       "published WTT/TTW ratio"),
-        DISTANCE_ADJUSTED: ("info", "rows whose activity or emission distance differs from the distance given: the activity is on the "
+        DISTANCE_ADJUSTED: ("info", "rows whose activity or emission distance differs from the distance given: the "
+                            "activity is on the "
                             "ISO 14083 basis (SFD = actual / DAF, air GCD = actual - 95 km) and emissions on the "
                             "intensity's own basis (actual = SFD x DAF, GLEC Framework v3)"),
         GCD_SURFACE_MODE: ("warning", "great-circle distances on surface modes, taken as the shortest "
