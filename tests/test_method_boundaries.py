@@ -64,13 +64,13 @@ async def test_every_shipment_result_carries_three_boundaries_and_its_factor(api
     rows = {r["external_id"]: r for r in csv.DictReader(io.StringIO(files["shipment_csv"].decode()))}
     road = rows["R"]
     assert (road["co2e_ttw_kg"], road["co2e_wtt_kg"], road["co2e_wtw_kg"]) == ("101.630000", "23.590000", "125.220000")
-    assert road["factor_ref"] == "desnz-2025-iso14083-v3:mode:road" and road["data_category"] == "secondary_default"
+    assert road["factor_ref"] == "desnz-2025-iso14083-v4:mode:road" and road["data_category"] == "secondary_default"
     assert rows["W"]["data_category"] == "secondary_modelled" and rows["W"]["co2e_ttw_kg"] == "160.172910"
     assert rows["T"]["co2e_wtt_kg"] == f"{SEA_WTT:.6f}"
     for r in rows.values():
         assert Decimal(r["co2e_ttw_kg"]) + Decimal(r["co2e_wtt_kg"]) == Decimal(r["co2e_wtw_kg"])
     statement = files["methodology_statement"].decode()
-    assert "desnz-2025-iso14083-v3:mode:sea" in statement
+    assert "desnz-2025-iso14083-v4:mode:sea" in statement
     assert "28_916_3235_14_1 (WTT- delivery vehs & freight > WTT- cargo ship" in statement
 
 

@@ -96,7 +96,7 @@ def _boundaries(
     """TTW and WTT kg, ISO category, factor and allocation share of one usable row."""
     default = f.modes[mode]
     tkm = d.activity * mass
-    fuel = f.fuels.get(r.fuel_type) if r.fuel_type is not None else None
+    fuel = _fuel_factor(r, f, notes)
     if fuel is not None and r.fuel_amount is not None:
         share = _allocation(r, mass, tkm, notes, flags)
         if share is not None:
@@ -134,6 +134,22 @@ def _boundaries(
         q6(em_tkm * default.ttw / THOUSAND), q6(em_tkm * default.wtt / THOUSAND), "secondary_default", default.id,
         emission_km=km,
     )  # fmt: skip
+
+
+def _fuel_factor(r: ShipmentInput, f: FactorSet, notes: list[str]) -> Factor | None:
+    """The fuel's factor; electricity: the location-based grid of the row's country.
+
+    Rows stored before a country was required have none: the UK grid, noted
+    (``electricity_country_missing``) so it is never taken silently.
+    """
+    if r.fuel_type is None:
+        return None
+    if r.fuel_type == "electricity":
+        grid = f.grids.get(r.electricity_country or "")
+        if grid is not None:
+            return grid
+        notes.append(flag_ids.ELECTRICITY_COUNTRY_MISSING)
+    return f.fuels.get(r.fuel_type)
 
 
 def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str], flags: list[str]) -> Decimal | None:

@@ -9,6 +9,7 @@ from evidence_gateway.calculation.engine import TIERS, EngineResult, largest_rem
 from evidence_gateway.calculation.flags import (
     AIR_ACTUAL_TOO_SHORT,
     DISTANCE_ADJUSTED,
+    ELECTRICITY_COUNTRY_MISSING,
     FUEL_NOT_ALLOCATED,
     GCD_SURFACE_MODE,
     INTENSITY_OUT_OF_RANGE,
@@ -117,6 +118,8 @@ def assess_rows(
                             "activity is on the "
                             "ISO 14083 basis (SFD = actual / DAF, air GCD = actual - 95 km) and emissions on the "
                             "intensity's own basis (actual = SFD x DAF, GLEC Framework v3)"),
+        ELECTRICITY_COUNTRY_MISSING: ("warning", "electric rows without electricity_country or with no grid factor "
+                                      "for it (stored before the country was required): the UK grid was used"),
         GCD_SURFACE_MODE: ("warning", "great-circle distances on surface modes, taken as the shortest "
                            "feasible distance"),
     }  # fmt: skip

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
+from evidence_gateway.calculation.factors import GRID_COUNTRIES
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.timeutil import utcnow
@@ -80,6 +81,8 @@ class ShipmentRow(StrictInput):
     # Issue 26 (docs/methodology.md).
     carrier_intensity_distance_basis: DistanceBasisName | None = Field(default=None, validate_default=True)
     """The distance carrier_intensity_g_per_tkm is per tonne-km of: sfd (default; air: the GCD) or actual."""
+    electricity_country: Annotated[str, Field(max_length=2)] | None = Field(default=None, validate_default=True)
+    """With fuel_type electricity (required): ISO 3166-1 alpha-2 country of the grid (location-based)."""
 
     @field_validator("carrier_intensity_basis")
     @classmethod
@@ -102,6 +105,21 @@ class ShipmentRow(StrictInput):
             return None
         # ISO 14083 intensities are per tonne-km of the shortest feasible distance.
         return value or IntensityDistanceBasis.sfd.value
+
+    @field_validator("electricity_country")
+    @classmethod
+    def _grid_country(cls, value: str | None, info: ValidationInfo) -> str | None:
+        electric = info.data.get("fuel_type") == "electricity"
+        if value is None:
+            if electric and "fuel_type" in info.data:
+                raise ValueError("required with fuel_type electricity: the ISO 3166-1 alpha-2 country of the grid")
+            return None
+        if not electric and "fuel_type" in info.data:
+            raise ValueError("only allowed with fuel_type electricity")
+        if value not in GRID_COUNTRIES:
+            known = ", ".join(sorted(GRID_COUNTRIES))
+            raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
+        return value
 
     @field_validator("vehicle_payload_tonnes", "fuel_allocation_share")
     @classmethod

@@ -121,6 +121,10 @@ class ShipmentRowInput:
         default=None,
         description="Distance carrierIntensityGPerTkm is per tonne-km of: SFD (default; air: the GCD) or ACTUAL.",
     )
+    electricity_country: str | None = strawberry.field(
+        default=None,
+        description="With fuelType ELECTRICITY (required): ISO 3166-1 alpha-2 country of the grid (location-based).",
+    )
 
 
 @strawberry.input(description="An import batch to register.")
