@@ -124,10 +124,11 @@ def _boundaries(
             # Rows stored before the distance basis existed were calculated per actual tonne-km.
             km = dist.emission_distance(d, r.carrier_intensity_distance_basis or "actual")
             em_tkm = km * mass
+            # A carrier TOC built from measured data of the same operations is primary data (ISO 14083).
+            category = "primary" if r.carrier_intensity_category == "measured" else "secondary_modelled"
             return _Emissions(
-                q6(em_tkm * ttw_g / THOUSAND), q6(em_tkm * wtt_g / THOUSAND), "secondary_modelled", default.id,
-                emission_km=km,
-            )  # fmt: skip
+                q6(em_tkm * ttw_g / THOUSAND), q6(em_tkm * wtt_g / THOUSAND), category, default.id, emission_km=km
+            )
     km = dist.emission_distance(d, dist.default_basis(mode))
     em_tkm = km * mass
     return _Emissions(

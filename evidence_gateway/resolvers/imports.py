@@ -19,6 +19,7 @@ from evidence_gateway.models import (
     FuelType,
     ImportBatch,
     IntensityBasis,
+    IntensityCategory,
     IntensityDistanceBasis,
     TransportMode,
     WorkspaceStatus,
@@ -36,6 +37,7 @@ DistanceSourceName = Annotated[str, OneOf(DistanceSource)]
 DistanceTypeName = Annotated[str, OneOf(DistanceType)]
 BasisName = Annotated[str, OneOf(IntensityBasis)]
 DistanceBasisName = Annotated[str, OneOf(IntensityDistanceBasis)]
+CategoryName = Annotated[str, OneOf(IntensityCategory)]
 # Upper bounds keep every product finite and catch unit mistakes (metres for km, kg for t):
 # no leg is longer than 50,000 km, no consignment heavier than 1,000,000 t.
 DistanceKm = Annotated[float, Field(ge=0, le=50_000, allow_inf_nan=False)]
@@ -81,6 +83,8 @@ class ShipmentRow(StrictInput):
     # Issue 26 (docs/methodology.md).
     carrier_intensity_distance_basis: DistanceBasisName | None = Field(default=None, validate_default=True)
     """The distance carrier_intensity_g_per_tkm is per tonne-km of: sfd (default; air: the GCD) or actual."""
+    carrier_intensity_category: CategoryName | None = Field(default=None, validate_default=True)
+    """ISO 14083 data category of carrier_intensity_g_per_tkm: measured (primary) or reported (secondary, default)."""
     electricity_country: Annotated[str, Field(max_length=2)] | None = Field(default=None, validate_default=True)
     """With fuel_type electricity (required): ISO 3166-1 alpha-2 country of the grid (location-based)."""
 
@@ -94,16 +98,19 @@ class ShipmentRow(StrictInput):
             raise ValueError("only allowed with carrier_intensity_g_per_tkm")
         return value
 
-    @field_validator("carrier_intensity_distance_basis")
+    @field_validator("carrier_intensity_distance_basis", "carrier_intensity_category")
     @classmethod
-    def _distance_basis_with_intensity(cls, value: str | None, info: ValidationInfo) -> str | None:
+    def _defaults_with_intensity(cls, value: str | None, info: ValidationInfo) -> str | None:
         if "carrier_intensity_g_per_tkm" not in info.data:
             return value
         if info.data.get("carrier_intensity_g_per_tkm") is None:
             if value is not None:
                 raise ValueError("only allowed with carrier_intensity_g_per_tkm")
             return None
-        # ISO 14083 intensities are per tonne-km of the shortest feasible distance.
+        # ISO 14083 intensities are per tonne-km of the shortest feasible distance; a carrier's
+        # figure is secondary data unless declared measured on the same operations.
+        if info.field_name == "carrier_intensity_category":
+            return value or IntensityCategory.reported.value
         return value or IntensityDistanceBasis.sfd.value
 
     @field_validator("electricity_country")

@@ -21,6 +21,7 @@ from evidence_gateway.schema.enums import (
     DistanceType,
     FuelType,
     IntensityBasis,
+    IntensityCategory,
     IntensityDistanceBasis,
     TransportMode,
     WorkspaceStatus,
@@ -120,6 +121,10 @@ class ShipmentRowInput:
     carrier_intensity_distance_basis: IntensityDistanceBasis | None = strawberry.field(
         default=None,
         description="Distance carrierIntensityGPerTkm is per tonne-km of: SFD (default; air: the GCD) or ACTUAL.",
+    )
+    carrier_intensity_category: IntensityCategory | None = strawberry.field(
+        default=None,
+        description="ISO 14083 data category of carrierIntensityGPerTkm: MEASURED (primary) or REPORTED (default).",
     )
     electricity_country: str | None = strawberry.field(
         default=None,
