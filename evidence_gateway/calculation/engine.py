@@ -68,6 +68,7 @@ class _Row:
     distance_type: str
     distances: dist.Distances
     emission_km: Decimal | None  # the distance the intensity used is per km of (None: fuel-based)
+    trip_fuel: Decimal | None  # fuel of the whole trip, empty running included (primary rows)
     factor_id: uuid.UUID | None
     share: Decimal | None
     notes: list[str]
@@ -82,6 +83,7 @@ class _Emissions:
     factor_id: uuid.UUID | None
     share: Decimal | None = None
     emission_km: Decimal | None = None
+    trip_fuel: Decimal | None = None
 
 
 def _boundaries(
@@ -98,10 +100,11 @@ def _boundaries(
     tkm = d.activity * mass
     fuel = _fuel_factor(r, f, notes)
     if fuel is not None and r.fuel_amount is not None:
-        share = _allocation(r, mass, tkm, notes, flags)
+        share = _allocation(r, mass, d, tkm, notes, flags)
         if share is not None:
-            amount = dec(r.fuel_amount) * share
-            return _Emissions(q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share)
+            trip = _trip_fuel(r, d, notes)
+            amount = trip * share
+            return _Emissions(q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share, trip_fuel=trip)
         notes.append(flag_ids.FUEL_NOT_ALLOCATED)
     carrier = r.carrier_intensity_g_per_tkm
     if carrier is not None:
@@ -153,11 +156,36 @@ def _fuel_factor(r: ShipmentInput, f: FactorSet, notes: list[str]) -> Factor | N
     return f.fuels.get(r.fuel_type)
 
 
-def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str], flags: list[str]) -> Decimal | None:
-    """ISO 14083 allocation of a vehicle's fuel to this shipment, or None (-> default intensity).
+def _trip_fuel(r: ShipmentInput, d: dist.Distances, notes: list[str]) -> Decimal:
+    """The fuel of the vehicle's whole trip, empty running included (ISO 14083: a TOC covers the
+    round trip). ``fuel_amount`` is the fuel of the loaded km; the empty km
+    (``empty_distance_km``, or ``empty_running_share`` of all km) are charged at the same fuel per
+    km: fuel x (loaded + empty) / loaded, or fuel / (1 - share), 6 decimals.
+    """
+    fuel = dec(r.fuel_amount or 0)
+    if r.empty_distance_km is not None:
+        loaded = dec(r.loaded_distance_km) if r.loaded_distance_km is not None else d.actual
+        if loaded > 0:
+            notes.append(flag_ids.EMPTY_RUNNING_ADDED)
+            return q6(fuel * (loaded + dec(r.empty_distance_km)) / loaded)
+    elif r.empty_running_share is not None:
+        notes.append(flag_ids.EMPTY_RUNNING_ADDED)
+        return q6(fuel / (1 - dec(r.empty_running_share)))
+    else:
+        notes.append(flag_ids.EMPTY_RUNNING_NOT_DECLARED)
+    return fuel
 
-    The carrier's own share wins; else tonne-km on one trip: mass / vehicle payload. Zero
-    tonne-km cannot carry any allocated fuel.
+
+def _allocation(
+    r: ShipmentInput, mass: Decimal, d: dist.Distances, tkm: Decimal, notes: list[str], flags: list[str]
+) -> Decimal | None:
+    """ISO 14083 allocation of a vehicle's fuel to this shipment by tonne-km share, or None (->
+    default intensity).
+
+    The carrier's own share wins; else this shipment's tonne-km over the vehicle's loaded
+    tonne-km on the trip: mass x km / (payload x loaded km), which is mass / payload when the
+    shipment rides the whole loaded run (no ``loaded_distance_km``). Empty km carry no tonne-km.
+    Zero tonne-km cannot carry any allocated fuel.
     """
     if tkm <= 0:
         return None
@@ -170,7 +198,13 @@ def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str],
             flags.append(flag_ids.PAYLOAD_BELOW_MASS)
             return None
         notes.append("allocated_by_payload")
-        return (mass / payload).quantize(Q6)
+        if r.loaded_distance_km is None:
+            return (mass / payload).quantize(Q6)
+        share = (mass * d.actual / (payload * dec(r.loaded_distance_km))).quantize(Q6)
+        if share > 1:
+            flags.append(flag_ids.SHARE_ABOVE_ONE)
+            return None
+        return share
     return None
 
 
@@ -204,8 +238,9 @@ def _usable(
     else:
         tier = "modelled" if r.distance_source == "modelled" else "default"
     return _Row(
-        e.ttw, e.wtt, d.activity * mass, e.category, tier, dtype, d, e.emission_km, e.factor_id, e.share, notes, flags
-    )
+        e.ttw, e.wtt, d.activity * mass, e.category, tier, dtype, d, e.emission_km, e.trip_fuel, e.factor_id, e.share,
+        notes, flags,
+    )  # fmt: skip
 
 
 def calculate(
@@ -257,7 +292,7 @@ def calculate(
                 num(row.share), row.factor_id, None, None, ",".join(row.notes) or None,
                 num(d.actual) if d.actual_given else None,
                 num(em_km), None if em_km is None else num(q6(em_km * dec(r.mass_tonnes))),
-                num(d.factor),
+                num(d.factor), num(row.trip_fuel),
             )
         )  # fmt: skip
     included = Sums()

@@ -104,6 +104,15 @@ MODE_FACTORS: tuple[FactorRow, ...] = (
     ),
 )  # fmt: skip
 
+# Whether each mode default's source includes empty running (for the short report, ISO 14083
+# Table 12). DESNZ freight intensities are fleet emissions over tonne-km carried (load factors from
+# fleet statistics, e.g. the DfT road goods survey for HGVs), so empty and part-loaded running are in
+# the average (DESNZ conversion factors methodology paper, freight sections).
+DEFAULT_EMPTY_RUNNING: dict[str, str] = dict.fromkeys(
+    ("road", "rail", "sea", "air", "inland_waterway"),
+    "included: fleet-average intensity per tonne-km carried, empty and part-loaded running in the average",
+)
+
 # kg CO2e per litre (diesel, petrol, hvo), per kg (cng, lng, hfo, mgo, jet_kerosene), per kWh (electricity).
 # Rows published per tonne are divided by 1000 (5 decimals).
 FUEL_FACTORS: tuple[FactorRow, ...] = (

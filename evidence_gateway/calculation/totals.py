@@ -14,6 +14,7 @@ from typing import Any
 
 from evidence_gateway.calculation import distance as dist
 from evidence_gateway.calculation import flags as flag_ids
+from evidence_gateway.calculation.factors import DEFAULT_EMPTY_RUNNING
 from evidence_gateway.calculation.records import THOUSAND, ZERO, FactorSet, RowResult, ShipmentInput, dec, num, q6
 
 
@@ -133,6 +134,13 @@ def summary(
         "distance_adjustment_factors": {m: str(v) for m, v in sorted(dist.DAF.items())},
         "air_gcd_correction_km": str(dist.AIR_GCD_CORRECTION_KM),
         "distance_types": {t: {"rows": s.rows, "tonne_km": float(q6(s.tkm))} for t, s in sorted(by_distance.items())},
+        "empty_running": {
+            "fuel_rows": "the empty km's fuel (empty_distance_km, or empty_running_share of all km) is added at the "
+            "loaded km's fuel per km, then allocated by tonne-km share; rows without either: loaded km only",
+            "fuel_rows_with_empty_running": note_counts.get(flag_ids.EMPTY_RUNNING_ADDED, 0),
+            "fuel_rows_without_empty_running": note_counts.get(flag_ids.EMPTY_RUNNING_NOT_DECLARED, 0),
+            "default_intensities": dict(sorted(DEFAULT_EMPTY_RUNNING.items())),
+        },
         "primary_data_share": {
             "by_emissions_wtw_percent": _pct(primary.ttw + primary.wtt, wtw),
             "by_rows_percent": _pct(Decimal(primary.rows), Decimal(included.rows)),

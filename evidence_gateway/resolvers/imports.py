@@ -47,6 +47,8 @@ Intensity = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
 Label = Annotated[str, Field(max_length=200)]
 PayloadTonnes = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
 Share = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+LoadedKm = Annotated[float, Field(gt=0, le=50_000, allow_inf_nan=False)]
+EmptyShare = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 
 INSERT_CHUNK = 5_000
 
@@ -85,6 +87,12 @@ class ShipmentRow(StrictInput):
     """The distance carrier_intensity_g_per_tkm is per tonne-km of: sfd (default; air: the GCD) or actual."""
     carrier_intensity_category: CategoryName | None = Field(default=None, validate_default=True)
     """ISO 14083 data category of carrier_intensity_g_per_tkm: measured (primary) or reported (secondary, default)."""
+    loaded_distance_km: LoadedKm | None = Field(default=None, validate_default=True)
+    """With fuel: the vehicle's loaded km on the trip the fuel is for (default: this row's actual km)."""
+    empty_distance_km: DistanceKm | None = Field(default=None, validate_default=True)
+    """With fuel: the km the vehicle ran empty for this trip; their fuel is added (empty running)."""
+    empty_running_share: EmptyShare | None = Field(default=None, validate_default=True)
+    """With fuel: the share of the trip's km run empty (0 <= share < 1), instead of empty_distance_km."""
     electricity_country: Annotated[str, Field(max_length=2)] | None = Field(default=None, validate_default=True)
     """With fuel_type electricity (required): ISO 3166-1 alpha-2 country of the grid (location-based)."""
 
@@ -126,6 +134,17 @@ class ShipmentRow(StrictInput):
         if value not in GRID_COUNTRIES:
             known = ", ".join(sorted(GRID_COUNTRIES))
             raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
+        return value
+
+    @field_validator("loaded_distance_km", "empty_distance_km", "empty_running_share")
+    @classmethod
+    def _trip_with_fuel(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return value
+        if "fuel_amount" in info.data and (info.data.get("fuel_amount") is None or info.data.get("fuel_type") is None):
+            raise ValueError("only allowed with fuel_type and fuel_amount (it describes that fuel's trip)")
+        if info.field_name == "empty_running_share" and info.data.get("empty_distance_km") is not None:
+            raise ValueError("give empty_distance_km or empty_running_share, not both")
         return value
 
     @field_validator("vehicle_payload_tonnes", "fuel_allocation_share")

@@ -126,6 +126,15 @@ class ShipmentRowInput:
         default=None,
         description="ISO 14083 data category of carrierIntensityGPerTkm: MEASURED (primary) or REPORTED (default).",
     )
+    loaded_distance_km: float | None = strawberry.field(
+        default=None, description="With fuel: the vehicle's loaded km on the trip (default: this row's actual km)."
+    )
+    empty_distance_km: float | None = strawberry.field(
+        default=None, description="With fuel: km run empty for this trip; their fuel is added (empty running)."
+    )
+    empty_running_share: float | None = strawberry.field(
+        default=None, description="With fuel: share of the trip's km run empty (0 <= share < 1)."
+    )
     electricity_country: str | None = strawberry.field(
         default=None,
         description="With fuelType ELECTRICITY (required): ISO 3166-1 alpha-2 country of the grid (location-based).",
