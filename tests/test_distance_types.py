@@ -115,3 +115,11 @@ async def test_bad_distance_type_and_date_are_422(api: Api) -> None:
     resp = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 1, "shipments": [row]})
     fields = resp.json()["details"]["fields"]
     assert resp.status_code == 422 and {"shipments[0].distance_type", "shipments[0].shipment_date"} <= set(fields)
+
+
+async def test_an_air_actual_distance_of_95_km_or_less_is_flagged_and_kept(api: Api) -> None:
+    rows = [{"mode": "air", "distance_km": 80, "mass_tonnes": 1, "distance_type": "actual"}]
+    _, data = await run_rows(api, rows)
+    run, qa = data["calculation_run"], data["quality_assessment"]
+    assert run["total_tonne_km"] == 80.0 and qa["flagged_shipments_count"] == 1
+    assert {r["id"] for r in qa["rules_triggered_json"]} >= {"air_actual_too_short"}
