@@ -23,7 +23,8 @@ async def test_formulas_are_neutralised_and_numbers_exact(api: Api) -> None:
     files = await pack_files(api, ws["id"])
     line = next(csv.DictReader(io.StringIO(files["shipment_csv"].decode())))
     assert (line["external_id"], line["origin"], line["destination"]) == ("'=1+2", "'+SUM(A1)", "'@cmd")
-    assert line["co2e_kg"] == "125.220000" and line["tonne_km"] == "1000.000000"
+    # 1,000 actual tkm of emissions; the activity is on the SFD: 100 / 1.05 = 95.238095 km x 10 t
+    assert line["co2e_kg"] == "125.220000" and line["tonne_km"] == "952.380950"
     book = openpyxl.load_workbook(io.BytesIO(files["shipment_xlsx"]))
     summary = book["Summary"]
     assert summary["B1"].value == NAME and summary["B1"].data_type == "s"

@@ -78,13 +78,18 @@ def lines(n: int) -> Iterator[ShipmentLine]:
             mode=None if missing else "road", origin="Rotterdam", destination="Köln", shipment_date=None,
             distance_km=420.5, distance_source="measured", distance_type=None, mass_tonnes=12.0, fuel_type=None,
             fuel_amount=None, vehicle_payload_tonnes=None, fuel_allocation_share=None,
-            carrier_intensity_g_per_tkm=None, carrier_intensity_basis=None, included=ok,
+            carrier_intensity_g_per_tkm=None, carrier_intensity_basis=None, carrier_intensity_distance_basis=None,
+            carrier_intensity_category=None, loaded_distance_km=None, empty_distance_km=None,
+            empty_running_share=None, electricity_country=None, included=ok,
             data_tier="default" if ok else None, data_category="secondary_default" if ok else None,
             distance_type_used="actual" if ok else None, activity_distance_km=420.5 if ok else None,
             tonne_km=5046.0 if ok else None, allocation_share=None, co2e_ttw_kg=409.6 if ok else None,
             co2e_wtt_kg=95.0 if ok else None, co2e_wtw_kg=504.6 if ok else None, co2e_kg=504.6 if ok else None,
             intensity_g_per_tkm=100.0 if ok else None, factor_id=None, estimated_co2e_ttw_kg=None,
             estimated_co2e_wtw_kg=None, flags=None if ok else "missing_required_fields", method_notes=None,
+            actual_distance_km=420.5 if ok else None, emission_distance_km=420.5 if ok else None,
+            emission_tonne_km=5046.0 if ok else None, distance_adjustment_factor=1.05 if ok else None,
+            trip_fuel_amount=None,
         )  # fmt: skip
 
 

@@ -82,7 +82,8 @@ async def test_calculation_happy_path_over_rest(api: Api) -> None:
     assert run["assumptions_snapshot_json"] == {"load_factor": "as declared"}
     assert len(run["rerun_hash"]) == 64
     assert run["total_co2e_kg"] == pytest.approx(EXPECTED_TOTAL)
-    assert run["total_tonne_km"] == pytest.approx(1000 + 10000 + 28750 + 2400)
+    # ISO 14083 activity (SFD): road actual / 1.05 (6 decimals) x mass; rail 1.00; the sea SFD as given.
+    assert run["total_tonne_km"] == 952.38095 + 10000 + 25000 + 2285.714288
     assert run["shipment_count"] == 4
     assert run["totals_by_mode_json"]["road"]["shipment_count"] == 2
     assert qa["calculation_run_id"] == run["id"]
@@ -300,7 +301,9 @@ async def test_other_organisation_gets_404(api: Api, api_b: Api) -> None:
 
 
 async def test_many_rows_are_stored_per_shipment(api: Api) -> None:
-    rows = [{"mode": "road", "distance_km": 10 + i % 7, "mass_tonnes": 2} for i in range(12_000)]
+    rows = [
+        {"mode": "road", "distance_km": 10 + i % 7, "mass_tonnes": 2, "distance_type": "sfd"} for i in range(12_000)
+    ]
     ws = await imported_workspace(api, rows)
     run = (await calculate(api, ws["id"])).json()["data"]["calculation_run"]
     assert run["shipment_count"] == 12_000
@@ -385,9 +388,13 @@ async def test_worked_example_matches_the_hand_check_in_the_docs(api: Api) -> No
     # WTW before; docs/methodology.md recomputes the new figures by hand.
     assert run["total_co2e_kg"] == run["total_co2e_wtw_kg"] == 476012.20514
     assert run["total_co2e_ttw_kg"] == 384444.154135
-    assert run["total_tonne_km"] == 13465448.1 and run["shipment_count"] == 293
-    assert run["excluded_co2e_kg"] == 7504.709141
-    assert qa["coverage_score"] == 97.67 and qa["coverage_tonne_km_percent"] == 97.75
+    # Issue 26: tonne-km on the ISO 14083 basis (SFD, air GCD): 13,465,448.1 on the factors' basis
+    # before; the emissions are unchanged. Excluded rows are estimated with their distance type.
+    assert run["total_tonne_km"] == 12257900.000002 and run["shipment_count"] == 293
+    assert run["excluded_co2e_kg"] == 7963.90541
+    assert qa["coverage_score"] == 97.67 and qa["coverage_tonne_km_percent"] == 97.63
+    modes = run["totals_by_mode_json"]
+    assert (modes["sea"]["intensity_wtw_g_per_tkm"], modes["road"]["intensity_wtw_g_per_tkm"]) == (21.827926, 118.51068)
     assert (qa["missing_required_fields_count"], qa["flagged_shipments_count"]) == (3, 3)
     percents = [qa[f"{t}_data_percent"] for t in ("primary", "secondary", "default", "modelled")]
     assert percents == [8.53, 11.61, 74.06, 5.8]

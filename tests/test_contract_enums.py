@@ -277,7 +277,7 @@ async def test_every_answer_holds_only_the_contracts_enum_values(
     rows = [
         {"external_id": "A", "mode": "road", "distance_km": 420, "mass_tonnes": 12, "distance_type": "actual"},
         {"external_id": "B", "mode": "rail", "distance_km": 900, "mass_tonnes": 30, "fuel_type": "electricity",
-         "fuel_amount": 5000, "vehicle_payload_tonnes": 600},
+         "fuel_amount": 5000, "vehicle_payload_tonnes": 600, "electricity_country": "DE"},
         {"external_id": "C", "mode": "air", "mass_tonnes": 1},
     ]  # fmt: skip
     batch = await call(

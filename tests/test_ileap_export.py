@@ -166,9 +166,12 @@ async def test_worked_example_exports_valid_footprints_matching_the_csv(api: Api
     for tce in tces:
         line = lines[tce["tceId"]]
         assert Decimal(tce["co2eWTW"]) == Decimal(line["co2e_wtw_kg"])
-        assert Decimal(tce["transportActivity"]) == Decimal(line["tonne_km"])
+        assert abs(Decimal(tce["transportActivity"]) - Decimal(line["tonne_km"])) <= Decimal("0.0000005")
         assert Decimal(tce["mass"]) == Decimal(line["mass_tonnes"]) * 1000
-        assert list(tce["distance"]) == [line["distance_type_used"]]
+        # the MUST rule transportActivity = distance x mass, on the ISO basis (SFD, air GCD)
+        km = line["activity_distance_km"]
+        assert tce["distance"] == {"gcd" if line["mode"] == "air" else "sfd": km.rstrip("0").rstrip(".")}
+        assert Decimal(tce["transportActivity"]) == Decimal(km) * Decimal(line["mass_tonnes"])
 
 
 async def test_legs_sharing_an_external_id_form_one_shipment(api: Api) -> None:
@@ -184,8 +187,14 @@ async def test_legs_sharing_an_external_id_form_one_shipment(api: Api) -> None:
     assert (first["shipmentId"], first["mass"], len(first["tces"])) == ("SHP-1", "2000", 2)
     assert first["tces"][1]["prevTceIds"] == [first["tces"][0]["tceId"]]
     assert first["tces"][0]["departureAt"] == "2026-02-01T00:00:00Z"
-    assert first["tces"][1]["distance"] == {"sfd": "9000"} and first["tces"][1]["transportActivity"] == "20700"
+    # ISO 14083 activity basis: SFD x mass (the road leg's actual 120 km is an SFD of 114.285714 km)
+    assert first["tces"][1]["distance"] == {"sfd": "9000"} and first["tces"][1]["transportActivity"] == "18000"
+    road = first["tces"][0]
+    assert road["distance"] == {"sfd": "114.285714"} and road["transportActivity"] == "228.571428"
     assert second["tces"][0]["distance"] == {"gcd": "800"} and second["mass"] == "250"
+    for tce in (*first["tces"], *second["tces"]):
+        (km,) = tce["distance"].values()
+        assert Decimal(tce["transportActivity"]) == Decimal(km) * Decimal(tce["mass"]) / 1000
 
 
 async def test_pack_links_the_export_on_both_transports(api: Api) -> None:
@@ -205,7 +214,7 @@ async def test_pack_links_the_export_on_both_transports(api: Api) -> None:
 async def test_measured_fuel_is_stated_per_tkm_and_defaults_state_none(api: Api) -> None:
     rows = [
         {"mode": "road", "distance_km": 300, "mass_tonnes": 8, "fuel_type": "diesel", "fuel_amount": 90,
-         "vehicle_payload_tonnes": 24},  # 30 l allocated over 2,400 tkm
+         "vehicle_payload_tonnes": 24},  # 30 l allocated over 8 t x 285.714286 SFD km
         {"mode": "road", "distance_km": 100, "mass_tonnes": 5},
     ]  # fmt: skip
     ws, _ = await run_rows(api, rows)
@@ -214,7 +223,8 @@ async def test_measured_fuel_is_stated_per_tkm_and_defaults_state_none(api: Api)
     tocs = {t["tocId"].rsplit("-", 1)[0]: t for t in doc["tocs"]}
     primary = tocs["eg-road-primary-diesel"]["energyCarriers"][0]
     assert (primary["energyConsumptionUnit"], primary["relativeShare"]) == ("l", "1")
-    assert Decimal(primary["energyConsumption"]) == (Decimal(90) * Decimal("0.333333") / 2400).quantize(Decimal("1e-9"))
+    tkm = Decimal("285.714286") * 8
+    assert Decimal(primary["energyConsumption"]) == (Decimal(90) * Decimal("0.333333") / tkm).quantize(Decimal("1e-9"))
     intensity = Decimal(tocs["eg-road-primary-diesel"]["co2eIntensityWTW"])
     implied = Decimal(primary["energyConsumption"]) * Decimal(primary["emissionFactorWTW"])
     assert abs(implied - intensity) < Decimal("1e-6")

@@ -21,9 +21,9 @@ ROWS: list[dict[str, Any]] = [
     # 20 g WTW: TTW = 20 x 27.79 / 34.70 = 16.017291 g (6 decimals), WTT the rest.
     {"external_id": "W", "mode": "rail", "distance_km": 500, "mass_tonnes": 20,
      "carrier_intensity_g_per_tkm": 20, "carrier_intensity_basis": "wtw"},
-    # 15 g TTW: WTT = 15 x 3.65 / 16.12 = 3.396402 g.
+    # 15 g TTW per actual tonne-km: WTT = 15 x 3.65 / 16.12 = 3.396402 g.
     {"external_id": "T", "mode": "sea", "distance_km": 5000, "mass_tonnes": 5,
-     "carrier_intensity_g_per_tkm": 15, "carrier_intensity_basis": "ttw"},
+     "carrier_intensity_g_per_tkm": 15, "carrier_intensity_basis": "ttw", "carrier_intensity_distance_basis": "actual"},
 ]  # fmt: skip
 ROAD_TTW, ROAD_WTT = Decimal("101.63"), Decimal("23.59")
 RAIL_TTW = Decimal("1000") * Decimal("16.017291") / 100  # 10,000 tkm x g -> kg
@@ -64,13 +64,13 @@ async def test_every_shipment_result_carries_three_boundaries_and_its_factor(api
     rows = {r["external_id"]: r for r in csv.DictReader(io.StringIO(files["shipment_csv"].decode()))}
     road = rows["R"]
     assert (road["co2e_ttw_kg"], road["co2e_wtt_kg"], road["co2e_wtw_kg"]) == ("101.630000", "23.590000", "125.220000")
-    assert road["factor_ref"] == "desnz-2025-iso14083-v3:mode:road" and road["data_category"] == "secondary_default"
+    assert road["factor_ref"] == "desnz-2025-iso14083-v4:mode:road" and road["data_category"] == "secondary_default"
     assert rows["W"]["data_category"] == "secondary_modelled" and rows["W"]["co2e_ttw_kg"] == "160.172910"
     assert rows["T"]["co2e_wtt_kg"] == f"{SEA_WTT:.6f}"
     for r in rows.values():
         assert Decimal(r["co2e_ttw_kg"]) + Decimal(r["co2e_wtt_kg"]) == Decimal(r["co2e_wtw_kg"])
     statement = files["methodology_statement"].decode()
-    assert "desnz-2025-iso14083-v3:mode:sea" in statement
+    assert "desnz-2025-iso14083-v4:mode:sea" in statement
     assert "28_916_3235_14_1 (WTT- delivery vehs & freight > WTT- cargo ship" in statement
 
 

@@ -58,11 +58,12 @@ def test_tiers_and_totals() -> None:
     )
     assert result.tier_counts == {"primary": 1, "secondary": 1, "default": 1, "modelled": 1}
     assert result.missing_count == 1 and result.usable_count == 4 and result.flagged_count == 0
-    # the modelled row is an SFD: 1,050 tkm (x 1.05, issue 12)
+    # the modelled row is an SFD: emissions on 1,050 actual tkm (x 1.05, issue 12), activity on
+    # 1,000 SFD tkm; each actual 100 km is an SFD of 95.238095 km (ISO 14083 activity, issue 26)
     assert result.total_co2e_kg == pytest.approx(125.22 + 90.0 + 131.481 + 318.183)
-    assert result.total_tonne_km == 4050.0
+    assert result.total_tonne_km == 3 * 952.38095 + 1000
     assert result.rows[4][2] is False and result.rows[4][3] is None
-    assert result.rows[3][6] == pytest.approx(318.183 * 1000 / 1000)
+    assert result.rows[3][6] == pytest.approx(318.183 * 1000 / 952.38095)
 
 
 def test_implausible_rows_are_flagged() -> None:

@@ -34,6 +34,12 @@ class ShipmentLine(NamedTuple):
     fuel_allocation_share: float | None
     carrier_intensity_g_per_tkm: float | None
     carrier_intensity_basis: str | None
+    carrier_intensity_distance_basis: str | None
+    carrier_intensity_category: str | None
+    loaded_distance_km: float | None
+    empty_distance_km: float | None
+    empty_running_share: float | None
+    electricity_country: str | None
     # computed
     included: bool
     data_tier: str | None
@@ -52,6 +58,11 @@ class ShipmentLine(NamedTuple):
     estimated_co2e_wtw_kg: float | None
     flags: str | None
     method_notes: str | None
+    actual_distance_km: float | None
+    emission_distance_km: float | None
+    emission_tonne_km: float | None
+    distance_adjustment_factor: float | None
+    trip_fuel_amount: float | None
     factor_ref: str | None = None
     # Input read after the results (added later; rows imported before it have none).
     teu: float | None = None
@@ -63,6 +74,7 @@ COMPUTED_NUMBERS: frozenset[str] = frozenset(
     {
         "activity_distance_km", "tonne_km", "allocation_share", "co2e_ttw_kg", "co2e_wtt_kg", "co2e_wtw_kg",
         "co2e_kg", "intensity_g_per_tkm", "estimated_co2e_ttw_kg", "estimated_co2e_wtw_kg",
+        "actual_distance_km", "emission_distance_km", "emission_tonne_km", "trip_fuel_amount",
     }
 )  # fmt: skip
 # Free text a user typed: neutralised in CSV, always a string cell in XLSX.

@@ -141,14 +141,22 @@ def _toc_key(line: ShipmentLine, version: str) -> tuple[tuple[Any, ...], str, st
 
 
 def _tce(line: ShipmentLine, shipment_id: str, toc_id: str, previous: str | None) -> dict[str, Any]:
-    distance_type = line.distance_type_used or "actual"
+    # ISO 14083 activity basis (issue 26): transportActivity = distance x mass, the distance being
+    # the SFD (surface) or GCD (air) the run's tonne-km are on.
+    if line.activity_distance_km is not None and line.mode is not None:
+        distance_type, km = ("gcd" if line.mode == "air" else "sfd"), line.activity_distance_km
+        # exact product (the stored tonne_km is rounded to 6 decimals)
+        activity = decimal_string(_d(km) * _d(line.mass_tonnes or 0.0), 12)
+    else:
+        distance_type, km = line.distance_type_used or "actual", line.distance_km or 0.0
+        activity = decimal_string(line.tonne_km or 0.0)
     tce: dict[str, Any] = {
         "tceId": str(line.shipment_id),
         "tocId": toc_id,
         "shipmentId": shipment_id,
         "mass": decimal_string(_d(line.mass_tonnes or 0.0) * _KG),
-        "distance": {distance_type: decimal_string(line.distance_km or 0.0)},
-        "transportActivity": decimal_string(line.tonne_km or 0.0),
+        "distance": {distance_type: decimal_string(km)},
+        "transportActivity": activity,
         "co2eWTW": decimal_string(line.co2e_wtw_kg or 0.0),
         "co2eTTW": decimal_string(line.co2e_ttw_kg or 0.0),
     }

@@ -1,37 +1,47 @@
-"""Distance types and the ISO 14083 / GLEC distance adjustment.
+"""Distance types, the ISO 14083 activity distance and the distance an intensity is per km of.
 
-A default intensity is an average per tonne-km of a particular distance basis, so the activity
-must be on that basis too (ISO 14083 calls the activity and the intensity "consistent"):
+ISO 14083:2023 takes one distance basis for transport activity: the shortest feasible distance
+(SFD) for surface modes and the great-circle distance (GCD) for air. Every row therefore gets:
 
-- road, rail, sea, inland waterway: DESNZ intensities are per tonne-km actually driven or
-  sailed. An actual distance is used as it is; a shortest feasible distance (SFD) is raised by
-  the GLEC distance adjustment factor (DAF) of the mode; a great-circle distance (GCD) is not a
-  surface-transport basis, so it is treated like an SFD and the run says so (``gcd_surface_mode``).
-- air: DESNZ freight-flight factors are per great-circle tonne-km and already include an 8 %
-  uplift for indirect routing and stacking (DESNZ methodology paper, aviation). A GCD (or an
-  SFD, which for a flight is the great circle) is used as it is; an actual flown distance is
-  divided by 1.08 so that the uplift is not counted twice.
+- an **activity distance** (SFD, air GCD): what ``tonne_km`` and every g/t·km are on;
+- an **actual distance**: given by the row, or estimated from the activity distance;
+- an **emission distance**: the distance the intensity used is per km of. DESNZ freight
+  intensities are per tonne-km actually driven or sailed (surface) and per great-circle
+  tonne-km (air, with an 8 % uplift built in); a carrier intensity declares its basis.
 
-The factors are documented with their sources in docs/methodology.md.
+Conversions (GLEC Framework v3 distance adjustment factors; CLECAT/UBA *Guide to ISO 14083*):
+actual = SFD x DAF for surface modes (road 1.05, sea 1.15, rail and inland waterway 1.00:
+there the route is the network, actual ~ SFD); air: GCD = actual - 95 km. A GCD given for a
+surface mode is taken as its SFD and the run says so (``gcd_surface_mode``). Sources and the
+rule are in docs/methodology.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from evidence_gateway.models import DistanceType
 
 Q6 = Decimal("0.000001")
 
-# GLEC Framework v3 distance adjustment factors for a shortest feasible distance.
-SFD_ADJUSTMENT: dict[str, Decimal] = {
+# GLEC Framework v3 distance adjustment factors: actual ~ SFD x DAF.
+DAF: dict[str, Decimal] = {
     "road": Decimal("1.05"),
-    "rail": Decimal("1.05"),
-    "inland_waterway": Decimal("1.05"),
+    "rail": Decimal("1.00"),
+    "inland_waterway": Decimal("1.00"),
     "sea": Decimal("1.15"),
 }
-# Built into the DESNZ air freight factors (per great-circle km).
-AIR_UPLIFT = Decimal("1.08")
+# GLEC Framework v3 / ISO 14083 for air: actual flown ~ GCD + 95 km.
+AIR_GCD_CORRECTION_KM = Decimal(95)
+# Which distance the activity is on, per mode (the ISO 14083 short report lists it).
+ACTIVITY_BASIS: dict[str, str] = {
+    "road": "sfd",
+    "rail": "sfd",
+    "inland_waterway": "sfd",
+    "sea": "sfd",
+    "air": "gcd",
+}
 
 
 def default_type(mode: str, distance_source: str | None) -> str:
@@ -47,21 +57,42 @@ def default_type(mode: str, distance_source: str | None) -> str:
     return DistanceType.actual.value
 
 
-def adjustment(mode: str, distance_type: str) -> tuple[Decimal, bool]:
-    """(multiplier onto the factor's basis, whether a surface mode was given a GCD)."""
+@dataclass(frozen=True, slots=True)
+class Distances:
+    """The distances of one row (km, 6 decimals)."""
+
+    activity: Decimal  # ISO 14083 activity distance: SFD (surface) or GCD (air)
+    actual: Decimal  # given, or estimated from the activity distance
+    actual_given: bool
+    factor: Decimal  # DAF of the mode (air: 1; the 95 km correction is not a factor)
+    surface_gcd: bool  # a GCD was given for a surface mode (taken as its SFD)
+    air_too_short: bool  # an actual flight of 95 km or less: taken as its own GCD
+
+
+def distances(distance: Decimal, mode: str, distance_type: str) -> Distances:
+    actual_given = distance_type == DistanceType.actual.value
     if mode == "air":
-        if distance_type == DistanceType.actual.value:
-            return Decimal(1) / AIR_UPLIFT, False
-        return Decimal(1), False
-    if distance_type == DistanceType.actual.value:
-        return Decimal(1), False
-    return SFD_ADJUSTMENT.get(mode, Decimal(1)), distance_type == DistanceType.gcd.value
+        if actual_given:
+            if distance > AIR_GCD_CORRECTION_KM:
+                return Distances(distance - AIR_GCD_CORRECTION_KM, distance, True, Decimal(1), False, False)
+            return Distances(distance, distance, True, Decimal(1), False, True)
+        return Distances(distance, distance + AIR_GCD_CORRECTION_KM, False, Decimal(1), False, False)
+    daf = DAF.get(mode, Decimal(1))
+    if actual_given:
+        sfd = distance if daf == 1 else (distance / daf).quantize(Q6)
+        return Distances(sfd, distance, True, daf, False, False)
+    actual = distance if daf == 1 else (distance * daf).quantize(Q6)
+    return Distances(distance, actual, False, daf, distance_type == DistanceType.gcd.value, False)
 
 
-def activity_distance(distance: Decimal, mode: str, distance_type: str) -> tuple[Decimal, Decimal, bool]:
-    """The distance on the factor's basis (6 decimals, the value printed and used), its factor,
-    and the GCD-on-a-surface-mode warning."""
-    factor, surface_gcd = adjustment(mode, distance_type)
-    if factor == 1:
-        return distance, factor, surface_gcd
-    return (distance * factor).quantize(Q6), factor, surface_gcd
+def emission_distance(d: Distances, basis: str) -> Decimal:
+    """The distance an intensity on ``basis`` is per km of: ``actual`` or ``sfd`` (air: the GCD).
+
+    DESNZ mode defaults are on ``default_basis(mode)``.
+    """
+    return d.actual if basis == "actual" else d.activity
+
+
+def default_basis(mode: str) -> str:
+    """DESNZ freight intensities: per actual tonne-km (surface), per great-circle tonne-km (air)."""
+    return "sfd" if mode == "air" else "actual"

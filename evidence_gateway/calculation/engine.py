@@ -62,29 +62,49 @@ class _Row:
 
     ttw: Decimal
     wtt: Decimal
-    tkm: Decimal
+    tkm: Decimal  # ISO 14083 activity tonne-km (SFD, air GCD)
     category: str
     tier: str
     distance_type: str
-    adjusted: bool
+    distances: dist.Distances
+    emission_km: Decimal | None  # the distance the intensity used is per km of (None: fuel-based)
+    trip_fuel: Decimal | None  # fuel of the whole trip, empty running included (primary rows)
     factor_id: uuid.UUID | None
-    activity_km: Decimal
     share: Decimal | None
     notes: list[str]
     flags: list[str]
 
 
+@dataclass(slots=True)
+class _Emissions:
+    ttw: Decimal
+    wtt: Decimal
+    category: str
+    factor_id: uuid.UUID | None
+    share: Decimal | None = None
+    emission_km: Decimal | None = None
+    trip_fuel: Decimal | None = None
+
+
 def _boundaries(
-    r: ShipmentInput, mode: str, tkm: Decimal, mass: Decimal, f: FactorSet, notes: list[str], flags: list[str]
-) -> tuple[Decimal, Decimal, str, uuid.UUID | None, Decimal | None]:
-    """(TTW kg, WTT kg, ISO category, factor id, allocation share) of one usable row."""
+    r: ShipmentInput,
+    mode: str,
+    d: dist.Distances,
+    mass: Decimal,
+    f: FactorSet,
+    notes: list[str],
+    flags: list[str],
+) -> _Emissions:
+    """TTW and WTT kg, ISO category, factor and allocation share of one usable row."""
     default = f.modes[mode]
-    fuel = f.fuels.get(r.fuel_type) if r.fuel_type is not None else None
+    tkm = d.activity * mass
+    fuel = _fuel_factor(r, f, notes)
     if fuel is not None and r.fuel_amount is not None:
-        share = _allocation(r, mass, tkm, notes, flags)
+        share = _allocation(r, mass, d, tkm, notes, flags)
         if share is not None:
-            amount = dec(r.fuel_amount) * share
-            return q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share
+            trip = _trip_fuel(r, d, notes)
+            amount = trip * share
+            return _Emissions(q6(amount * fuel.ttw), q6(amount * fuel.wtt), "primary", fuel.id, share, trip_fuel=trip)
         notes.append(flag_ids.FUEL_NOT_ALLOCATED)
     carrier = r.carrier_intensity_g_per_tkm
     if carrier is not None:
@@ -104,15 +124,68 @@ def _boundaries(
                 ttw_g = ci
                 wtt_g = q6(ci * default.wtt / default.ttw) if default.ttw > 0 else ZERO
                 notes.append(flag_ids.WTT_DERIVED)
-            return q6(tkm * ttw_g / THOUSAND), q6(tkm * wtt_g / THOUSAND), "secondary_modelled", default.id, None
-    return q6(tkm * default.ttw / THOUSAND), q6(tkm * default.wtt / THOUSAND), "secondary_default", default.id, None
+            # Rows stored before the distance basis existed were calculated per actual tonne-km.
+            km = dist.emission_distance(d, r.carrier_intensity_distance_basis or "actual")
+            em_tkm = km * mass
+            # A carrier TOC built from measured data of the same operations is primary data (ISO 14083).
+            category = "primary" if r.carrier_intensity_category == "measured" else "secondary_modelled"
+            return _Emissions(
+                q6(em_tkm * ttw_g / THOUSAND), q6(em_tkm * wtt_g / THOUSAND), category, default.id, emission_km=km
+            )
+    km = dist.emission_distance(d, dist.default_basis(mode))
+    em_tkm = km * mass
+    return _Emissions(
+        q6(em_tkm * default.ttw / THOUSAND), q6(em_tkm * default.wtt / THOUSAND), "secondary_default", default.id,
+        emission_km=km,
+    )  # fmt: skip
 
 
-def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str], flags: list[str]) -> Decimal | None:
-    """ISO 14083 allocation of a vehicle's fuel to this shipment, or None (-> default intensity).
+def _fuel_factor(r: ShipmentInput, f: FactorSet, notes: list[str]) -> Factor | None:
+    """The fuel's factor; electricity: the location-based grid of the row's country.
 
-    The carrier's own share wins; else tonne-km on one trip: mass / vehicle payload. Zero
-    tonne-km cannot carry any allocated fuel.
+    Rows stored before a country was required have none: the UK grid, noted
+    (``electricity_country_missing``) so it is never taken silently.
+    """
+    if r.fuel_type is None:
+        return None
+    if r.fuel_type == "electricity":
+        grid = f.grids.get(r.electricity_country or "")
+        if grid is not None:
+            return grid
+        notes.append(flag_ids.ELECTRICITY_COUNTRY_MISSING)
+    return f.fuels.get(r.fuel_type)
+
+
+def _trip_fuel(r: ShipmentInput, d: dist.Distances, notes: list[str]) -> Decimal:
+    """The fuel of the vehicle's whole trip, empty running included (ISO 14083: a TOC covers the
+    round trip). ``fuel_amount`` is the fuel of the loaded km; the empty km
+    (``empty_distance_km``, or ``empty_running_share`` of all km) are charged at the same fuel per
+    km: fuel x (loaded + empty) / loaded, or fuel / (1 - share), 6 decimals.
+    """
+    fuel = dec(r.fuel_amount or 0)
+    if r.empty_distance_km is not None:
+        loaded = dec(r.loaded_distance_km) if r.loaded_distance_km is not None else d.actual
+        if loaded > 0:
+            notes.append(flag_ids.EMPTY_RUNNING_ADDED)
+            return q6(fuel * (loaded + dec(r.empty_distance_km)) / loaded)
+    elif r.empty_running_share is not None:
+        notes.append(flag_ids.EMPTY_RUNNING_ADDED)
+        return q6(fuel / (1 - dec(r.empty_running_share)))
+    else:
+        notes.append(flag_ids.EMPTY_RUNNING_NOT_DECLARED)
+    return fuel
+
+
+def _allocation(
+    r: ShipmentInput, mass: Decimal, d: dist.Distances, tkm: Decimal, notes: list[str], flags: list[str]
+) -> Decimal | None:
+    """ISO 14083 allocation of a vehicle's fuel to this shipment by tonne-km share, or None (->
+    default intensity).
+
+    The carrier's own share wins; else this shipment's tonne-km over the vehicle's loaded
+    tonne-km on the trip: mass x km / (payload x loaded km), which is mass / payload when the
+    shipment rides the whole loaded run (no ``loaded_distance_km``). Empty km carry no tonne-km.
+    Zero tonne-km cannot carry any allocated fuel.
     """
     if tkm <= 0:
         return None
@@ -125,7 +198,13 @@ def _allocation(r: ShipmentInput, mass: Decimal, tkm: Decimal, notes: list[str],
             flags.append(flag_ids.PAYLOAD_BELOW_MASS)
             return None
         notes.append("allocated_by_payload")
-        return (mass / payload).quantize(Q6)
+        if r.loaded_distance_km is None:
+            return (mass / payload).quantize(Q6)
+        share = (mass * d.actual / (payload * dec(r.loaded_distance_km))).quantize(Q6)
+        if share > 1:
+            flags.append(flag_ids.SHARE_ABOVE_ONE)
+            return None
+        return share
     return None
 
 
@@ -144,20 +223,24 @@ def _usable(
     ):
         flags.append(flag_ids.OUTSIDE_PERIOD)
     dtype = r.distance_type or dist.default_type(mode, r.distance_source)
-    activity_km, factor, surface_gcd = dist.activity_distance(distance, mode, dtype)
-    if factor != 1:
-        notes.append(flag_ids.DISTANCE_ADJUSTED)
-    if surface_gcd:
+    d = dist.distances(distance, mode, dtype)
+    if d.surface_gcd:
         notes.append(flag_ids.GCD_SURFACE_MODE)
-    tkm = activity_km * mass
-    ttw, wtt, category, factor_id, share = _boundaries(r, mode, tkm, mass, f, notes, flags)
-    if category == "primary":
+    if d.air_too_short:
+        flags.append(flag_ids.AIR_ACTUAL_TOO_SHORT)
+    e = _boundaries(r, mode, d, mass, f, notes, flags)
+    if d.activity != distance or (e.emission_km is not None and e.emission_km != distance):
+        notes.append(flag_ids.DISTANCE_ADJUSTED)
+    if e.category == "primary":
         tier = "primary"
-    elif category == "secondary_modelled":
+    elif e.category == "secondary_modelled":
         tier = "secondary"
     else:
         tier = "modelled" if r.distance_source == "modelled" else "default"
-    return _Row(ttw, wtt, tkm, category, tier, dtype, factor != 1, factor_id, activity_km, share, notes, flags)
+    return _Row(
+        e.ttw, e.wtt, d.activity * mass, e.category, tier, dtype, d, e.emission_km, e.trip_fuel, e.factor_id, e.share,
+        notes, flags,
+    )  # fmt: skip
 
 
 def calculate(
@@ -192,19 +275,24 @@ def calculate(
         by_category[row.category].add(row.ttw, row.wtt, row.tkm)
         by_distance.setdefault(row.distance_type, Sums()).add(row.ttw, row.wtt, row.tkm)
         acc = measures.setdefault(mode, [ZERO, ZERO, ZERO])
-        acc[0] += dec(r.distance_km)
+        acc[0] += row.distances.activity
         acc[1] += dec(r.mass_tonnes)
         acc[2] += 1
         wtw = row.ttw + row.wtt
         headline = wtw if headline_wtw else row.ttw
         tkm6 = q6(row.tkm)
+        d = row.distances
+        em_km = row.emission_km
         out.append(
             RowResult(
                 r.id, r.row_index, True, row.tier, num(tkm6), num(headline),
                 num(q6(headline * THOUSAND / row.tkm)) if row.tkm > 0 else None,
                 ",".join(row.flags) or None,
-                num(row.ttw), num(row.wtt), num(wtw), row.category, row.distance_type, num(row.activity_km),
+                num(row.ttw), num(row.wtt), num(wtw), row.category, row.distance_type, num(d.activity),
                 num(row.share), row.factor_id, None, None, ",".join(row.notes) or None,
+                num(d.actual) if d.actual_given else None,
+                num(em_km), None if em_km is None else num(q6(em_km * dec(r.mass_tonnes))),
+                num(d.factor), num(row.trip_fuel),
             )
         )  # fmt: skip
     included = Sums()

@@ -15,20 +15,22 @@ from decimal import Decimal
 # that name a factor version or profile stay stable across databases.
 NAMESPACE = uuid.UUID("6f1d3c52-4d4b-5b8e-9a51-2b7e0c0a1e14")
 
-FACTOR_VERSION_CODE = "desnz-2025-iso14083-v3"
+FACTOR_VERSION_CODE = "desnz-2025-iso14083-v4"
 FACTOR_VERSION_ID = uuid.uuid5(NAMESPACE, f"factor_version:{FACTOR_VERSION_CODE}")
 FACTOR_VERSION_NAME = "UK Government GHG conversion factors 2025 (DESNZ), published rows, ISO 14083 TTW/WTT/WTW"
 FACTOR_VERSION_SOURCE = (
     "UK Government GHG Conversion Factors for Company Reporting 2025 (DESNZ), flat format v1: "
+    "'Bioenergy', "
     "'Freighting goods' (TTW per tonne-km), 'WTT- delivery vehs & freight' (WTT per tonne-km), "
     "'Fuels' (combustion, TTW), 'WTT- fuels' / 'WTT- bioenergy' (WTT), 'UK electricity', 'Transmission and "
     "distribution', 'WTT- UK electricity'; boundaries per "
-    "ISO 14083:2023 / GLEC Framework v3 (WTW = TTW + WTT)"
+    "ISO 14083:2023 / GLEC Framework v3 (WTW = TTW + WTT); grids outside the UK: Ember yearly data"
 )
 FACTOR_VERSION_PUBLISHED_ON = date(2025, 6, 10)
 # Earlier editions; runs that used one keep it. v1: generic fuel-oil rows, derived sea/IWW WTT.
-# v2: electricity WTT without the upstream of generation and of T&D losses.
-PREVIOUS_VERSION_CODES = ("defra-2025-glec-v1", "desnz-2025-iso14083-v2")
+# v2: electricity WTT without the upstream of generation and of T&D losses. v3: HVO without its
+# combustion CH4/N2O, the UK grid for electricity in every country.
+PREVIOUS_VERSION_CODES = ("defra-2025-glec-v1", "desnz-2025-iso14083-v2", "desnz-2025-iso14083-v3")
 
 DATASET = "UK Government GHG Conversion Factors for Company Reporting (DESNZ)"
 DATASET_VERSION = "2025, flat format v1"
@@ -102,6 +104,15 @@ MODE_FACTORS: tuple[FactorRow, ...] = (
     ),
 )  # fmt: skip
 
+# Whether each mode default's source includes empty running (for the short report, ISO 14083
+# Table 12). DESNZ freight intensities are fleet emissions over tonne-km carried (load factors from
+# fleet statistics, e.g. the DfT road goods survey for HGVs), so empty and part-loaded running are in
+# the average (DESNZ conversion factors methodology paper, freight sections).
+DEFAULT_EMPTY_RUNNING: dict[str, str] = dict.fromkeys(
+    ("road", "rail", "sea", "air", "inland_waterway"),
+    "included: fleet-average intensity per tonne-km carried, empty and part-loaded running in the average",
+)
+
 # kg CO2e per litre (diesel, petrol, hvo), per kg (cng, lng, hfo, mgo, jet_kerosene), per kWh (electricity).
 # Rows published per tonne are divided by 1000 (5 decimals).
 FUEL_FACTORS: tuple[FactorRow, ...] = (
@@ -116,10 +127,11 @@ FUEL_FACTORS: tuple[FactorRow, ...] = (
         "WTT 11_101_1017_8_1 (WTT- fuels > Liquid fuels > Petrol (average biofuel blend) > litres)",
     ),
     FactorRow(
-        "fuel", "hvo", "kg CO2e/litre", D("0"), D("0.56439"), DESNZ_FUELS,
+        "fuel", "hvo", "kg CO2e/litre", D("0.03558"), D("0.56439"), DESNZ_FUELS,
+        "TTW 2_103_1036_8_1 (Bioenergy > Biofuel > Biodiesel HVO > litres, CH4 and N2O); "
         "WTT 12_900_1036_8_1 (WTT- bioenergy > WTT- biofuel > Biodiesel HVO > litres)",
-        "APPROXIMATION: biogenic CO2 of HVO combustion counted as zero (reported outside the scopes); its small "
-        "CH4/N2O (Bioenergy > Biodiesel HVO, 0.03558 per litre) is omitted",
+        "TTW = the combustion CH4 and N2O DESNZ publishes; the biogenic CO2 of combustion (99_103_1036_8_2, "
+        "outside the scopes) counts zero, as DESNZ and ISO 14083 report it apart",
     ),
     FactorRow(
         "fuel", "cng", "kg CO2e/kg", D("2.57546"), D("0.53078"), DESNZ_FUELS,
@@ -156,12 +168,50 @@ FUEL_FACTORS: tuple[FactorRow, ...] = (
         "distribution > T&D- UK electricity > kWh, 0.01853) + 15_917_4000_5_1 (WTT- UK electricity > "
         "generation, 0.0459) + 15_918_4000_5_1 (WTT- UK electricity > T&D, 0.00397)",
         "TTW of electric traction is zero; energy provision (WTT) = generation, T&D losses and the upstream "
-        "of both (ISO 14083). APPROXIMATION: the UK grid is used for every country. The v2 edition omitted "
-        "the two upstream rows (0.19553)",
+        "of both (ISO 14083). The UK grid (electricity_country GB); other countries use their grid row. The v2 "
+        "edition omitted the two upstream rows (0.19553)",
     ),
 )  # fmt: skip
 
-ALL_FACTORS: tuple[FactorRow, ...] = MODE_FACTORS + FUEL_FACTORS
+EMBER = "Ember, Yearly electricity data (CC BY 4.0), emissions intensity, gCO2e/kWh, lifecycle"
+EMBER_VERSION = "yearly data, 2023 (Europe) and 2022 (US, China)"
+# Location-based grid electricity, kg CO2e per kWh (ISO 14083 energy provision: TTW 0, WTT the grid
+# mix). (ISO 3166-1 alpha-2, Ember country code, Ember year, gCO2e/kWh as published.)
+GRID_ROWS: tuple[tuple[str, str, int, str], ...] = (
+    ("AT", "AUT", 2023, "110.81"), ("BE", "BEL", 2023, "138.11"), ("BG", "BGR", 2023, "335.33"),
+    ("HR", "HRV", 2023, "204.96"), ("CY", "CYP", 2023, "534.32"), ("CZ", "CZE", 2023, "449.72"),
+    ("DK", "DNK", 2023, "151.65"), ("EE", "EST", 2023, "416.67"), ("FI", "FIN", 2023, "79.16"),
+    ("FR", "FRA", 2023, "56.04"), ("DE", "DEU", 2023, "380.95"), ("GR", "GRC", 2023, "336.57"),
+    ("HU", "HUN", 2023, "204.19"), ("IE", "IRL", 2023, "290.81"), ("IT", "ITA", 2023, "330.72"),
+    ("LV", "LVA", 2023, "123.2"), ("LT", "LTU", 2023, "160.07"), ("LU", "LUX", 2023, "105.26"),
+    ("MT", "MLT", 2023, "459.14"), ("NL", "NLD", 2023, "267.62"), ("PL", "POL", 2023, "661.93"),
+    ("PT", "PRT", 2023, "165.55"), ("RO", "ROU", 2023, "240.58"), ("SK", "SVK", 2023, "116.77"),
+    ("SI", "SVN", 2023, "231.28"), ("ES", "ESP", 2023, "174.05"), ("SE", "SWE", 2023, "40.7"),
+    ("NO", "NOR", 2023, "30.08"), ("CH", "CHE", 2023, "34.84"),
+    ("US", "USA", 2022, "385.98"), ("CN", "CHN", 2022, "585.82"),
+)  # fmt: skip
+_UK = next(r for r in FUEL_FACTORS if r.key == "electricity")
+GRID_FACTORS: tuple[FactorRow, ...] = (
+    FactorRow(
+        "grid", "GB", _UK.unit, _UK.ttw, _UK.wtt, _UK.source, _UK.source_row_id,
+        "UK grid (DESNZ 2025): generation, T&D losses and the upstream of both",
+    ),
+    *(
+        FactorRow(
+            "grid", alpha2, "kg CO2e/kWh", D(0), (D(g) / 1000).quantize(D("0.00001")), EMBER,
+            f"WTT Ember {alpha3} {year} (Yearly electricity data > {alpha3} > Emissions intensity > gCO2e per kWh, "
+            f"{g})",
+            "Location-based grid mix, lifecycle emissions of generation (fuel supply included); transmission and "
+            "distribution losses are not in the published figure (APPROXIMATION against the UK row, which has them)",
+            dataset="Ember, Yearly electricity data",
+            dataset_version=EMBER_VERSION,
+        )
+        for alpha2, alpha3, year, g in GRID_ROWS
+    ),
+)  # fmt: skip
+GRID_COUNTRIES: frozenset[str] = frozenset(r.key for r in GRID_FACTORS)
+
+ALL_FACTORS: tuple[FactorRow, ...] = MODE_FACTORS + FUEL_FACTORS + GRID_FACTORS
 
 
 def factor_id(kind: str, key: str) -> uuid.UUID:

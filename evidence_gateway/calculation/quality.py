@@ -7,13 +7,18 @@ from typing import Any
 
 from evidence_gateway.calculation.engine import TIERS, EngineResult, largest_remainder_percentages
 from evidence_gateway.calculation.flags import (
+    AIR_ACTUAL_TOO_SHORT,
     DISTANCE_ADJUSTED,
+    ELECTRICITY_COUNTRY_MISSING,
+    EMPTY_RUNNING_ADDED,
+    EMPTY_RUNNING_NOT_DECLARED,
     FUEL_NOT_ALLOCATED,
     GCD_SURFACE_MODE,
     INTENSITY_OUT_OF_RANGE,
     MISSING_FLAG,
     OUTSIDE_PERIOD,
     PAYLOAD_BELOW_MASS,
+    SHARE_ABOVE_ONE,
     TTW_DERIVED,
     WTT_DERIVED,
     ZERO_DISTANCE,
@@ -96,6 +101,10 @@ def assess_rows(
         OUTSIDE_PERIOD: "rows whose shipment_date lies outside the workspace's reporting period (still counted)",
         PAYLOAD_BELOW_MASS: "rows whose vehicle_payload_tonnes is below their own mass; the fuel cannot be "
         "allocated and the mode default was used",
+        SHARE_ABOVE_ONE: "fuel rows whose tonne-km exceed the vehicle's loaded tonne-km (payload x "
+        "loaded_distance_km): the fuel cannot be allocated and the mode default was used",
+        AIR_ACTUAL_TOO_SHORT: "air rows with an actual distance of 95 km or less: GCD = actual - 95 km cannot "
+        "apply, so the distance was taken as the great-circle distance",
     }
     for flag, text in flag_text.items():
         if result.flag_counts.get(flag):
@@ -110,9 +119,18 @@ def assess_rows(
                       "published TTW/WTW ratio"),
         WTT_DERIVED: ("info", "carrier intensities given as TTW: the WTT part is derived from the mode's "
                       "published WTT/TTW ratio"),
-        DISTANCE_ADJUSTED: ("info", "distances brought to the factor's basis (GLEC distance adjustment for SFD, "
-                            "the DESNZ 8 % air uplift for actual flight distances)"),
-        GCD_SURFACE_MODE: ("warning", "great-circle distances on surface modes, adjusted like a shortest "
+        DISTANCE_ADJUSTED: ("info", "rows whose activity or emission distance differs from the distance given: the "
+                            "activity is on the "
+                            "ISO 14083 basis (SFD = actual / DAF, air GCD = actual - 95 km) and emissions on the "
+                            "intensity's own basis (actual = SFD x DAF, GLEC Framework v3)"),
+        ELECTRICITY_COUNTRY_MISSING: ("warning", "electric rows without electricity_country or with no grid factor "
+                                      "for it (stored before the country was required): the UK grid was used"),
+        EMPTY_RUNNING_ADDED: ("info", "fuel rows with empty running declared: the empty km's fuel was added at "
+                              "the loaded km's consumption before the tonne-km allocation"),
+        EMPTY_RUNNING_NOT_DECLARED: ("warning", "allocated fuel rows without empty_distance_km or "
+                                     "empty_running_share: their fuel covers the loaded km only, empty running "
+                                     "is not included"),
+        GCD_SURFACE_MODE: ("warning", "great-circle distances on surface modes, taken as the shortest "
                            "feasible distance"),
     }  # fmt: skip
     for note, (severity, text) in note_text.items():

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from evidence_gateway.calculation import distance as dist
 
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 # Contract row tiers (the four *_data_percent fields of an assessment), kept as they were.
 TIERS = ("primary", "secondary", "default", "modelled")
 # ISO 14083 data categories: primary data, or secondary data that is modelled (a carrier's own
@@ -45,6 +45,12 @@ class ShipmentInput(NamedTuple):
     fuel_allocation_share: float | None = None
     distance_type: str | None = None
     shipment_date: date | None = None
+    carrier_intensity_distance_basis: str | None = None
+    carrier_intensity_category: str | None = None
+    loaded_distance_km: float | None = None
+    empty_distance_km: float | None = None
+    empty_running_share: float | None = None
+    electricity_country: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +73,15 @@ class FactorSet:
     boundary: str
     modes: dict[str, Factor]
     fuels: dict[str, Factor]
+    # Location-based grid electricity per country (ISO 3166-1 alpha-2), kg CO2e per kWh.
+    grids: dict[str, Factor] = field(default_factory=dict)
 
     def canonical(self) -> dict[str, Any]:
         """For the rerun hash: every value, as exact decimal strings."""
-        return {
-            kind: {k: [str(f.ttw), str(f.wtt)] for k, f in sorted(table.items())}
-            for kind, table in (("mode", self.modes), ("fuel", self.fuels))
-        }
+        tables = [("mode", self.modes), ("fuel", self.fuels)]
+        if self.grids:
+            tables.append(("grid", self.grids))
+        return {kind: {k: [str(f.ttw), str(f.wtt)] for k, f in sorted(table.items())} for kind, table in tables}
 
 
 class RowResult(NamedTuple):
@@ -98,6 +106,11 @@ class RowResult(NamedTuple):
     estimated_co2e_ttw_kg: float | None = None
     estimated_co2e_wtw_kg: float | None = None
     method_notes: str | None = None
+    actual_distance_km: float | None = None
+    emission_distance_km: float | None = None
+    emission_tonne_km: float | None = None
+    distance_adjustment_factor: float | None = None
+    trip_fuel_amount: float | None = None
 
 
 @dataclass(slots=True)

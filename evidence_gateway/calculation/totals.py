@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from evidence_gateway.calculation import distance as dist
 from evidence_gateway.calculation import flags as flag_ids
+from evidence_gateway.calculation.factors import DEFAULT_EMPTY_RUNNING
 from evidence_gateway.calculation.records import THOUSAND, ZERO, FactorSet, RowResult, ShipmentInput, dec, num, q6
 
 
@@ -56,9 +58,12 @@ def estimate_excluded(
     quantified and reported, never silently dropped).
 
     A missing distance or mass is the mean of the included rows of that mode (else of all
-    included rows); a missing or unknown mode takes the run's average TTW/WTT intensity. Fuel
-    a row carries is not used: without a mass it cannot be allocated. None: nothing to estimate
-    from (no included rows at all).
+    included rows; distances on the activity basis, SFD / air GCD); a given distance is read with
+    the row's own distance type. The default factor applies to its own basis (actual km for
+    surface modes), the tonne-km reported is on the activity basis. A missing or unknown mode
+    takes the run's average TTW/WTT intensity per activity tonne-km. Fuel a row carries is not
+    used: without a mass it cannot be allocated. None: nothing to estimate from (no included
+    rows at all).
     """
     total_rows = sum(int(m[2]) for m in measures.values())
     if not excluded:
@@ -73,13 +78,19 @@ def estimate_excluded(
     for i, r in excluded:
         acc = measures.get(r.mode or "")
         mean_d, mean_m = (acc[0] / acc[2], acc[1] / acc[2]) if acc else (all_d, all_m)
-        d = dec(r.distance_km) if r.distance_km is not None else q6(mean_d)
         m = dec(r.mass_tonnes) if r.mass_tonnes is not None else q6(mean_m)
-        tkm = d * m
         factor = factors.modes.get(r.mode or "")
-        if factor is not None:
-            ttw, wtt = q6(tkm * factor.ttw / THOUSAND), q6(tkm * factor.wtt / THOUSAND)
+        if r.distance_km is not None:
+            d, dtype = dec(r.distance_km), r.distance_type or dist.default_type(r.mode or "", r.distance_source)
         else:
+            d, dtype = q6(mean_d), dist.ACTIVITY_BASIS.get(r.mode or "", "sfd")
+        if factor is not None and r.mode is not None:
+            distances = dist.distances(d, r.mode, dtype)
+            tkm = distances.activity * m
+            em_tkm = dist.emission_distance(distances, dist.default_basis(r.mode)) * m
+            ttw, wtt = q6(em_tkm * factor.ttw / THOUSAND), q6(em_tkm * factor.wtt / THOUSAND)
+        else:
+            tkm = d * m
             ttw, wtt = q6(tkm * included.ttw / included.tkm), q6(tkm * included.wtt / included.tkm)
         est.add(ttw, wtt, tkm)
         out[i] = RowResult(
@@ -118,7 +129,18 @@ def summary(
             }
             for c, s in by_category.items()
         },
+        # Every tonne-km and g/t·km of a run is on this basis (ISO 14083: SFD, air GCD).
+        "activity_distance_basis": dict(sorted(dist.ACTIVITY_BASIS.items())),
+        "distance_adjustment_factors": {m: str(v) for m, v in sorted(dist.DAF.items())},
+        "air_gcd_correction_km": str(dist.AIR_GCD_CORRECTION_KM),
         "distance_types": {t: {"rows": s.rows, "tonne_km": float(q6(s.tkm))} for t, s in sorted(by_distance.items())},
+        "empty_running": {
+            "fuel_rows": "the empty km's fuel (empty_distance_km, or empty_running_share of all km) is added at the "
+            "loaded km's fuel per km, then allocated by tonne-km share; rows without either: loaded km only",
+            "fuel_rows_with_empty_running": note_counts.get(flag_ids.EMPTY_RUNNING_ADDED, 0),
+            "fuel_rows_without_empty_running": note_counts.get(flag_ids.EMPTY_RUNNING_NOT_DECLARED, 0),
+            "default_intensities": dict(sorted(DEFAULT_EMPTY_RUNNING.items())),
+        },
         "primary_data_share": {
             "by_emissions_wtw_percent": _pct(primary.ttw + primary.wtt, wtw),
             "by_rows_percent": _pct(Decimal(primary.rows), Decimal(included.rows)),

@@ -179,3 +179,10 @@ class ShipmentEmission(SQLModel, table=True):
     estimated_co2e_ttw_kg: float | None = None
     estimated_co2e_wtw_kg: float | None = None
     method_notes: str | None = Field(default=None, max_length=500)
+    # Issue 26: tonne_km and activity_distance_km are on the ISO 14083 basis (SFD, air GCD); the
+    # actual distance where the row gave it, and the distance/tonne-km the emissions were computed on.
+    actual_distance_km: float | None = None
+    emission_distance_km: float | None = None
+    emission_tonne_km: float | None = None
+    distance_adjustment_factor: float | None = None
+    trip_fuel_amount: float | None = None

@@ -64,6 +64,20 @@ class IntensityBasis(enum.StrEnum):
     ttw = "ttw"
 
 
+class IntensityDistanceBasis(enum.StrEnum):
+    """The distance a carrier-specific intensity is per tonne-km of (issue 26)."""
+
+    sfd = "sfd"
+    actual = "actual"
+
+
+class IntensityCategory(enum.StrEnum):
+    """ISO 14083 data category of a carrier-specific intensity (issue 26)."""
+
+    measured = "measured"
+    reported = "reported"
+
+
 class Workspace(SQLModel, table=True):
     __table_args__ = (Index("ix_workspace_org_created", "org_id", "created_at", "id"),)
 
@@ -132,3 +146,10 @@ class Shipment(SQLModel, table=True):
     shipment_date: date | None = None
     # Twenty-foot equivalent units of the consignment (iLEAP TOCs per TEU-km where given).
     teu: float | None = None
+    # Issue 26 (ISO 14083 activity basis, empty running, data categories, grid by country).
+    carrier_intensity_distance_basis: str | None = Field(default=None, max_length=8)
+    carrier_intensity_category: str | None = Field(default=None, max_length=8)
+    loaded_distance_km: float | None = None
+    empty_distance_km: float | None = None
+    empty_running_share: float | None = None
+    electricity_country: str | None = Field(default=None, max_length=2)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
+from evidence_gateway.calculation.factors import GRID_COUNTRIES
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
 from evidence_gateway.core.timeutil import utcnow
@@ -19,6 +20,8 @@ from evidence_gateway.models import (
     HubType,
     ImportBatch,
     IntensityBasis,
+    IntensityCategory,
+    IntensityDistanceBasis,
     TemperatureControl,
     TransportMode,
     WorkspaceStatus,
@@ -35,6 +38,8 @@ FuelName = Annotated[str, OneOf(FuelType)]
 DistanceSourceName = Annotated[str, OneOf(DistanceSource)]
 DistanceTypeName = Annotated[str, OneOf(DistanceType)]
 BasisName = Annotated[str, OneOf(IntensityBasis)]
+DistanceBasisName = Annotated[str, OneOf(IntensityDistanceBasis)]
+CategoryName = Annotated[str, OneOf(IntensityCategory)]
 # Upper bounds keep every product finite and catch unit mistakes (metres for km, kg for t):
 # no leg is longer than 50,000 km, no consignment heavier than 1,000,000 t.
 DistanceKm = Annotated[float, Field(ge=0, le=50_000, allow_inf_nan=False)]
@@ -45,6 +50,8 @@ Label = Annotated[str, Field(max_length=200)]
 PayloadTonnes = Annotated[float, Field(gt=0, le=1_000_000, allow_inf_nan=False)]
 Share = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Teu = Annotated[float, Field(gt=0, le=100_000, allow_inf_nan=False)]
+LoadedKm = Annotated[float, Field(gt=0, le=50_000, allow_inf_nan=False)]
+EmptyShare = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 
 INSERT_CHUNK = 5_000
 
@@ -80,6 +87,19 @@ class ShipmentRow(StrictInput):
     shipment_date: IsoDate | None = None
     teu: Teu | None = None
     """Twenty-foot equivalent units of the consignment (> 0); the iLEAP TOC is then per TEU-km."""
+    # Issue 26 (docs/methodology.md).
+    carrier_intensity_distance_basis: DistanceBasisName | None = Field(default=None, validate_default=True)
+    """The distance carrier_intensity_g_per_tkm is per tonne-km of: sfd (default; air: the GCD) or actual."""
+    carrier_intensity_category: CategoryName | None = Field(default=None, validate_default=True)
+    """ISO 14083 data category of carrier_intensity_g_per_tkm: measured (primary) or reported (secondary, default)."""
+    loaded_distance_km: LoadedKm | None = Field(default=None, validate_default=True)
+    """With fuel: the vehicle's loaded km on the trip the fuel is for (default: this row's actual km)."""
+    empty_distance_km: DistanceKm | None = Field(default=None, validate_default=True)
+    """With fuel: the km the vehicle ran empty for this trip; their fuel is added (empty running)."""
+    empty_running_share: EmptyShare | None = Field(default=None, validate_default=True)
+    """With fuel: the share of the trip's km run empty (0 <= share < 1), instead of empty_distance_km."""
+    electricity_country: Annotated[str, Field(max_length=2)] | None = Field(default=None, validate_default=True)
+    """With fuel_type electricity (required): ISO 3166-1 alpha-2 country of the grid (location-based)."""
 
     @field_validator("carrier_intensity_basis")
     @classmethod
@@ -89,6 +109,47 @@ class ShipmentRow(StrictInput):
             raise ValueError("required with carrier_intensity_g_per_tkm: wtw or ttw")
         if value is not None and not has_intensity and "carrier_intensity_g_per_tkm" in info.data:
             raise ValueError("only allowed with carrier_intensity_g_per_tkm")
+        return value
+
+    @field_validator("carrier_intensity_distance_basis", "carrier_intensity_category")
+    @classmethod
+    def _defaults_with_intensity(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if "carrier_intensity_g_per_tkm" not in info.data:
+            return value
+        if info.data.get("carrier_intensity_g_per_tkm") is None:
+            if value is not None:
+                raise ValueError("only allowed with carrier_intensity_g_per_tkm")
+            return None
+        # ISO 14083 intensities are per tonne-km of the shortest feasible distance; a carrier's
+        # figure is secondary data unless declared measured on the same operations.
+        if info.field_name == "carrier_intensity_category":
+            return value or IntensityCategory.reported.value
+        return value or IntensityDistanceBasis.sfd.value
+
+    @field_validator("electricity_country")
+    @classmethod
+    def _grid_country(cls, value: str | None, info: ValidationInfo) -> str | None:
+        electric = info.data.get("fuel_type") == "electricity"
+        if value is None:
+            if electric and "fuel_type" in info.data:
+                raise ValueError("required with fuel_type electricity: the ISO 3166-1 alpha-2 country of the grid")
+            return None
+        if not electric and "fuel_type" in info.data:
+            raise ValueError("only allowed with fuel_type electricity")
+        if value not in GRID_COUNTRIES:
+            known = ", ".join(sorted(GRID_COUNTRIES))
+            raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
+        return value
+
+    @field_validator("loaded_distance_km", "empty_distance_km", "empty_running_share")
+    @classmethod
+    def _trip_with_fuel(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is None:
+            return value
+        if "fuel_amount" in info.data and (info.data.get("fuel_amount") is None or info.data.get("fuel_type") is None):
+            raise ValueError("only allowed with fuel_type and fuel_amount (it describes that fuel's trip)")
+        if info.field_name == "empty_running_share" and info.data.get("empty_distance_km") is not None:
+            raise ValueError("give empty_distance_km or empty_running_share, not both")
         return value
 
     @field_validator("vehicle_payload_tonnes", "fuel_allocation_share")

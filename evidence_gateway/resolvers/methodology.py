@@ -59,13 +59,16 @@ async def load_factor_set(session: AsyncSession, profile: MethodologyProfile) ->
             col(EmissionFactor.ttw_value),
         ).where(col(EmissionFactor.factor_version_id) == profile.factor_version_id)
     )
-    modes: dict[str, Factor] = {}
-    fuels: dict[str, Factor] = {}
+    tables: dict[str, dict[str, Factor]] = {"mode": {}, "fuel": {}, "grid": {}}
     for factor_id, kind, key, wtw_value, ttw_value in rows:
-        target = modes if kind == "mode" else fuels
         ttw = dec(ttw_value)
-        target[key] = Factor(ttw=ttw, wtt=dec(wtw_value) - ttw, id=factor_id)
-    return FactorSet(boundary=headline_boundary(profile.boundary), modes=modes, fuels=fuels)
+        tables.get(kind, tables["fuel"])[key] = Factor(ttw=ttw, wtt=dec(wtw_value) - ttw, id=factor_id)
+    return FactorSet(
+        boundary=headline_boundary(profile.boundary),
+        modes=tables["mode"],
+        fuels=tables["fuel"],
+        grids=tables["grid"],
+    )
 
 
 def headline_boundary(boundary: str) -> str:

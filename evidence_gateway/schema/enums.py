@@ -31,6 +31,8 @@ from evidence_gateway.models import (
     FuelType,
     HubType,
     IntensityBasis,
+    IntensityCategory,
+    IntensityDistanceBasis,
     PackStatus,
     RunStatus,
     TemperatureControl,
@@ -53,6 +55,8 @@ __all__ = [
     "FuelType",
     "HubType",
     "IntensityBasis",
+    "IntensityCategory",
+    "IntensityDistanceBasis",
     "PackStatus",
     "RunStatus",
     "TemperatureControl",
@@ -148,6 +152,24 @@ graphql_enum(
     {
         IntensityBasis.wtw: "Well-to-wheel: fuel production and use.",
         IntensityBasis.ttw: "Tank-to-wheel: fuel use only.",
+    },
+)
+graphql_enum(
+    IntensityDistanceBasis,
+    "IntensityDistanceBasis",
+    "The distance a carrier-specific intensity is per tonne-km of (REST: the lowercase name).",
+    {
+        IntensityDistanceBasis.sfd: "Shortest feasible distance; for air the great-circle distance (the default).",
+        IntensityDistanceBasis.actual: "Actual distance driven, sailed or flown.",
+    },
+)
+graphql_enum(
+    IntensityCategory,
+    "IntensityCategory",
+    "ISO 14083 data category of a carrier-specific intensity (REST: the lowercase name).",
+    {
+        IntensityCategory.measured: "Primary: the carrier's own measured data of the same operations.",
+        IntensityCategory.reported: "Secondary: a reported or modelled intensity (the default).",
     },
 )
 graphql_enum(

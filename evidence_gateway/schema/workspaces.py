@@ -22,6 +22,8 @@ from evidence_gateway.schema.enums import (
     FuelType,
     HubType,
     IntensityBasis,
+    IntensityCategory,
+    IntensityDistanceBasis,
     TemperatureControl,
     TransportMode,
     WorkspaceStatus,
@@ -120,6 +122,27 @@ class ShipmentRowInput:
     shipment_date: date | None = strawberry.field(default=None, description="Date of the shipment (period check).")
     teu: float | None = strawberry.field(
         default=None, description="Twenty-foot equivalent units of the consignment (> 0); iLEAP TOC per TEU-km."
+    )
+    carrier_intensity_distance_basis: IntensityDistanceBasis | None = strawberry.field(
+        default=None,
+        description="Distance carrierIntensityGPerTkm is per tonne-km of: SFD (default; air: the GCD) or ACTUAL.",
+    )
+    carrier_intensity_category: IntensityCategory | None = strawberry.field(
+        default=None,
+        description="ISO 14083 data category of carrierIntensityGPerTkm: MEASURED (primary) or REPORTED (default).",
+    )
+    loaded_distance_km: float | None = strawberry.field(
+        default=None, description="With fuel: the vehicle's loaded km on the trip (default: this row's actual km)."
+    )
+    empty_distance_km: float | None = strawberry.field(
+        default=None, description="With fuel: km run empty for this trip; their fuel is added (empty running)."
+    )
+    empty_running_share: float | None = strawberry.field(
+        default=None, description="With fuel: share of the trip's km run empty (0 <= share < 1)."
+    )
+    electricity_country: str | None = strawberry.field(
+        default=None,
+        description="With fuelType ELECTRICITY (required): ISO 3166-1 alpha-2 country of the grid (location-based).",
     )
 
 
