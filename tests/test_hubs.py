@@ -23,7 +23,7 @@ HUBS = [
     {"name": "Cross-dock A", "hub_type": "transshipment", "throughput_tonnes": 10},
     # Measured: 1,000 kWh for a hub handling 100 t, 10 t of it ours: 100 kWh x 0.2454 = 24.54 kg WTW, TTW 0.
     {"external_id": "S-1", "name": "Port B", "hub_type": "maritime_container_terminal", "throughput_tonnes": 10,
-     "electricity_kwh": 1000, "hub_total_throughput_tonnes": 100},
+     "electricity_kwh": 1000, "hub_total_throughput_tonnes": 100, "electricity_country": "GB"},
     # No default for airports and no energy: not calculated, reported.
     {"name": "Airport C", "hub_type": "airport_terminal", "throughput_tonnes": 2},
 ]  # fmt: skip
@@ -65,8 +65,13 @@ async def test_bad_hub_rows_are_refused_naming_the_field(api: Api) -> None:
         ({"hub_type": "port", "throughput_tonnes": 1}, "hub_type"),
         ({"hub_type": "warehouse"}, "throughput_tonnes"),
         ({"hub_type": "warehouse", "throughput_tonnes": 1, "fuel_type": "diesel"}, "fuel_amount"),
-        ({"hub_type": "warehouse", "throughput_tonnes": 5, "electricity_kwh": 9, "hub_total_throughput_tonnes": 4},
-         "hub_total_throughput_tonnes"),
+        ({"hub_type": "warehouse", "throughput_tonnes": 5, "electricity_kwh": 9, "hub_total_throughput_tonnes": 4,
+          "electricity_country": "GB"}, "hub_total_throughput_tonnes"),
+        # Electricity is never taken as the UK grid by default: the grid's country is required.
+        ({"hub_type": "warehouse", "throughput_tonnes": 5, "electricity_kwh": 9}, "electricity_country"),
+        ({"hub_type": "warehouse", "throughput_tonnes": 5, "electricity_kwh": 9, "electricity_country": "XX"},
+         "electricity_country"),
+        ({"hub_type": "warehouse", "throughput_tonnes": 5, "electricity_country": "DE"}, "electricity_country"),
     ):  # fmt: skip
         resp = await api.post(f"/api/v2/workspaces/{ws['id']}/imports", {"source_row_count": 0, "hubs": [hub]})
         assert resp.status_code == 422, resp.text
@@ -117,9 +122,23 @@ async def test_graphql_imports_hubs_and_reads_them_on_the_run(api: Api) -> None:
     )  # fmt: skip
     assert "errors" not in body, body
     calc = await api.gql(
-        "mutation($id: UUID!) { calculateWorkspace(workspaceId: $id) { calculationRun { id hubsJson } } }",
+        "mutation($id: UUID!) { calculateWorkspace(workspaceId: $id) { calculationRun { id hubsJson"
+        " hubs { coE: co2eWtwKg items { hubType temperatureControl basis co2eWtwKg } } } } }",
         {"id": ws["id"]},
     )
     assert "errors" not in calc, calc
     hubs = calc["data"]["calculateWorkspace"]["calculationRun"]["hubsJson"]
     assert hubs["co2e_wtw_kg"] == 132.0  # 4 t x 33.0 kg/t (warehouse, mixed)
+    typed = calc["data"]["calculateWorkspace"]["calculationRun"]["hubs"]
+    assert typed == {
+        "coE": 132.0,
+        "items": [{"hubType": "WAREHOUSE", "temperatureControl": "MIXED", "basis": "default", "co2eWtwKg": 132.0}],
+    }
+
+
+async def test_hub_electricity_takes_the_grid_of_its_country(api: Api) -> None:
+    hub = {"hub_type": "warehouse", "throughput_tonnes": 5, "electricity_kwh": 100, "electricity_country": "DE"}
+    _, run = await import_and_calculate(api, [hub])
+    (item,) = run["hubs_json"]["items"]
+    # Ember DE 2023: 380.95 g/kWh -> 0.38095 kg/kWh, all upstream (WTT): 100 kWh x 0.38095 = 38.095 kg.
+    assert (item["co2e_wtw_kg"], item["co2e_ttw_kg"], item["co2e_wtt_kg"]) == (38.095, 0.0, 38.095)

@@ -59,8 +59,10 @@ async def test_pdf_and_statement_carry_every_element_of_the_short_report(api: Ap
         assert "radiative forcing" in text and "1 row(s) without mode" in text
     # Diesel: 2.57082 kg/l over 0.832 kg/l x 43.1 MJ/kg = 71.69 g/MJ TTW; 3.18183 -> 88.73 WTW.
     assert "| diesel | 1 | 43.1 | 0.832 | 71.69 | 88.73 |" in md
-    # One table of data categories: the contract tiers are no longer printed beside them.
-    assert "Primary / secondary data" not in pdf and pdf.count("ISO 14083 data category") == 1
+    # One table of data categories (its header repeats on a page break): the contract tiers are no
+    # longer printed beside them, and each category has one line.
+    assert "Primary / secondary data" not in pdf
+    assert pdf.count("Primary data (fuel or energy used, allocated)") == 1
     assert "Secondary data, modelled (carrier intensity)" in pdf
 
 

@@ -52,6 +52,7 @@ class HubInput(NamedTuple):
     fuel_amount: float | None
     electricity_kwh: float | None
     hub_total_throughput_tonnes: float | None
+    electricity_country: str | None
 
 
 def default_intensity(hub_type: str, temperature: str) -> Decimal | None:
@@ -80,7 +81,8 @@ def _hub(h: HubInput, factors: FactorSet) -> dict[str, Any]:
         ttw = wtt = ZERO
         carriers = []
         for fuel, amount in energy:
-            factor = factors.fuels[fuel]
+            # Electricity: the location-based grid of the hub's country (validated on import).
+            factor = factors.grids[h.electricity_country or ""] if fuel == "electricity" else factors.fuels[fuel]
             allocated = q6(amount * share)
             ttw += q6(allocated * factor.ttw)
             wtt += q6(allocated * factor.wtt)

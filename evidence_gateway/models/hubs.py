@@ -48,3 +48,5 @@ class HubRow(SQLModel, table=True):
     fuel_amount: float | None = None
     electricity_kwh: float | None = None
     hub_total_throughput_tonnes: float | None = None
+    # ISO 3166-1 alpha-2 country of the grid its electricity came from (location-based).
+    electricity_country: str | None = Field(default=None, max_length=2)

@@ -183,6 +183,24 @@ class HubRowIn(StrictInput):
     """Electricity the hub used, kWh (measured)."""
     hub_total_throughput_tonnes: PayloadTonnes | None = Field(default=None, validate_default=True)
     """With measured energy for the whole hub: its total throughput, to allocate by tonnes."""
+    electricity_country: Annotated[str, Field(max_length=2)] | None = Field(default=None, validate_default=True)
+    """With electricity (electricity_kwh or fuel_type electricity; then required): ISO 3166-1 alpha-2
+    country of the grid (location-based)."""
+
+    @field_validator("electricity_country")
+    @classmethod
+    def _hub_grid_country(cls, value: str | None, info: ValidationInfo) -> str | None:
+        electric = info.data.get("electricity_kwh") is not None or info.data.get("fuel_type") == "electricity"
+        if value is None:
+            if electric:
+                raise ValueError("required with electricity: the ISO 3166-1 alpha-2 country of the grid")
+            return None
+        if not electric:
+            raise ValueError("only allowed with electricity (electricity_kwh or fuel_type electricity)")
+        if value not in GRID_COUNTRIES:
+            known = ", ".join(sorted(GRID_COUNTRIES))
+            raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
+        return value
 
     @field_validator("fuel_amount")
     @classmethod

@@ -26,6 +26,7 @@ from evidence_gateway.schema.common import (
 from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
+from evidence_gateway.schema.hub_outputs import HubOperations, hub_operations
 from evidence_gateway.schema.outputs import (
     EmissionBoundary,
     Iso14083Summary,
@@ -117,6 +118,7 @@ class CalculationRunType(Node):
     hubs_json: JSON | None = strawberry.field(
         description="Hub operations (ISO 14083 HOCs): rows, throughput tonnes, WTW/TTW kg and each hub; "
         "null without hub rows.",
+        deprecation_reason=json_deprecation("hubs"),
     )
     error_message: str | None = strawberry.field(description="Why a failed run failed.")
     created_at: datetime = strawberry.field(description="When the run started.")
@@ -133,6 +135,10 @@ class CalculationRunType(Node):
     @strawberry.field(description="ISO 14083 summary (null for runs that did not complete).")
     def iso14083(self) -> Iso14083Summary | None:
         return iso14083_summary(self.iso14083_json)
+
+    @strawberry.field(description="Hub operations (ISO 14083 HOCs), typed; null without hub rows.")
+    def hubs(self) -> HubOperations | None:
+        return hub_operations(self.hubs_json)
 
     @strawberry.field(description="Assumptions given with the request, key by key (their shape is the caller's).")
     def assumptions_snapshot(self) -> list[MetadataEntry]:

@@ -161,6 +161,10 @@ class HubRowInput:
     hub_total_throughput_tonnes: float | None = strawberry.field(
         default=None, description="With energy for the whole hub: its total throughput (allocation by tonnes)."
     )
+    electricity_country: str | None = strawberry.field(
+        default=None,
+        description="With electricity (required): ISO 3166-1 alpha-2 country of the grid (location-based).",
+    )
 
 
 @strawberry.input(description="An import batch to register.")

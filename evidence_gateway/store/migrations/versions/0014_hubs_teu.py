@@ -40,6 +40,7 @@ def upgrade() -> None:
         sa.Column("fuel_amount", sa.Float(), nullable=True),
         sa.Column("electricity_kwh", sa.Float(), nullable=True),
         sa.Column("hub_total_throughput_tonnes", sa.Float(), nullable=True),
+        sa.Column("electricity_country", text(length=2), nullable=True),
         sa.ForeignKeyConstraint(["org_id"], ["organization.id"]),
         sa.ForeignKeyConstraint(["workspace_id"], ["workspace.id"]),
         sa.ForeignKeyConstraint(["import_batch_id"], ["import_batch.id"]),
