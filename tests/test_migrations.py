@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -617,3 +618,15 @@ def test_db_downgrade_says_what_it_did_and_refuses_what_it_cannot(empty_url: str
 
     assert cli("upgrade").stdout == f"{head}\n"
     assert cli("current").stdout == f"{head} (head)\n"
+
+
+def test_the_docs_show_db_current_at_todays_head() -> None:
+    """The README and the operations guide quote `db current`'s output at head: the revision they
+    name as head is the code's head, so the example is what an operator sees today."""
+    root = Path(__file__).parent.parent
+    head = migrate.head()
+    for doc in (root / "README.md", root / "docs" / "operations.md"):
+        text = doc.read_text()
+        named = re.findall(r"`(\w+) \(head\)`", text) + re.findall(r"\(behind head (\w+)\)", text)
+        assert named, f"{doc.name} no longer shows db current's output"
+        assert set(named) == {head}, (doc.name, named)
