@@ -154,6 +154,8 @@ class Settings(BaseSettings):
     tsa_url: str = ""
     tsa_ca_file: str = ""
     tsa_timeout_seconds: float = Field(default=10.0, gt=0)
+    # Live GraphQL subscriptions one client address holds over all its sockets and keys, per process.
+    ws_max_subscriptions_per_address: int = Field(default=500, ge=1)
 
     @field_validator("webhook_retry_schedule")
     @classmethod
