@@ -172,6 +172,8 @@ class Settings(BaseSettings):
     tsa_timeout_seconds: float = Field(default=10.0, gt=0)
     # Where `api-docs-assets` stores, and /api/docs looks for, Redoc's pinned script (web/api_docs.py).
     api_docs_assets_dir: str = ""
+    # Live GraphQL subscriptions one client address holds over all its sockets and keys, per process.
+    ws_max_subscriptions_per_address: int = Field(default=500, ge=1)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

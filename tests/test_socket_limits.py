@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 
 from evidence_gateway.core.events import cursor_of
 from evidence_gateway.resolvers.organizations import create_api_key
-from evidence_gateway.schema.socket_limits import SUBSCRIPTIONS_PER_KEY
+from evidence_gateway.schema.socket_limits import SUBSCRIPTIONS_PER_ADDRESS, SUBSCRIPTIONS_PER_KEY
 from evidence_gateway.web.ratelimit.limiter import Limiter
 from tests.conftest import Api, create_workspace
 from tests.live_server import serving, ws_served
@@ -245,3 +245,32 @@ async def test_live_subscriptions_are_capped_per_key(app: Starlette, ws_url: str
         again = await one.subscribe(EVENTS, {"after": cursor_of(0)})
         assert (await one.data(again))["events"]["sequence"] == 1
     await eventually(lambda: sockets.total(SUBSCRIPTIONS_PER_KEY) == 0, "every subscription to end with its socket")
+
+
+@sqlite_only
+async def test_live_subscriptions_are_capped_per_address_over_its_keys(
+    app: Starlette, ws_url: str, api: Api, key_a: str, key_b: str
+) -> None:
+    limit(app, ws_max_subscriptions_per_address=2)
+    sockets = app.state.sockets
+    async with GraphQLWS.connect(ws_url, bearer(key_a)) as one, GraphQLWS.connect(ws_url, bearer(key_b)) as two:
+        first = await one.subscribe(EVENTS, {"after": cursor_of(0)})
+        await two.subscribe(EVENTS, {"after": cursor_of(0)})
+        # Another key from the same address: the address's cap, not the key's, refuses it.
+        refused = await two.message(await two.subscribe(EVENTS))
+        assert refused["type"] == "error" and refused["payload"] == [
+            {
+                "message": "too many live subscriptions from this address: at most 2 "
+                "(EVIDENCE_WS_MAX_SUBSCRIPTIONS_PER_ADDRESS)",
+                "extensions": {"code": "RATE_LIMITED", "policy": "ws_subscriptions_per_address", "limit": 2},
+            }
+        ]
+        # Nothing was held for the refused one: the key's count is what runs.
+        assert sockets.total(SUBSCRIPTIONS_PER_KEY) == 2 == sockets.total(SUBSCRIPTIONS_PER_ADDRESS)
+        await create_workspace(api)
+        assert (await one.data(first))["events"]["sequence"] == 1
+        await one.complete(first)
+        await eventually(lambda: sockets.total(SUBSCRIPTIONS_PER_ADDRESS) == 1, "the completed subscription to end")
+        again = await one.subscribe(EVENTS, {"after": cursor_of(0)})
+        assert (await one.data(again))["events"]["sequence"] == 1
+    await eventually(lambda: sockets.total(SUBSCRIPTIONS_PER_ADDRESS) == 0, "every subscription to end with its socket")

@@ -2,7 +2,8 @@
 live subscriptions, and the rate-limit budgets its messages spend.
 
 - Open sockets are capped per client address (from the upgrade) and per API key (from the
-  ``connection_init`` that names it); live subscriptions per API key, over all its sockets.
+  ``connection_init`` that names it); live subscriptions per API key and per client address,
+  over all their sockets.
   The counts are this process's (as the key cache is): with N workers or nodes, N times as many.
 - Every message, and the upgrade itself, spends one request from the budgets HTTP requests
   spend (ratelimit/limiter.py): the key's once the socket has one, else the address's. HTTP
@@ -59,6 +60,9 @@ CONNECTIONS_PER_ADDRESS = Cap(
 CONNECTIONS_PER_KEY = Cap("ws_connections_per_key", "ws_max_connections_per_key", "open sockets with this API key")
 SUBSCRIPTIONS_PER_KEY = Cap(
     "ws_subscriptions_per_key", "ws_max_subscriptions_per_key", "live subscriptions with this API key"
+)
+SUBSCRIPTIONS_PER_ADDRESS = Cap(
+    "ws_subscriptions_per_address", "ws_max_subscriptions_per_address", "live subscriptions from this address"
 )
 
 
@@ -171,12 +175,19 @@ class SocketLimits:
         self._key = key
         self._policy, self._identity = self.limiter.policies.key, key_identity(token)
 
-    def take_subscription(self) -> bool:
-        """A slot for one more live subscription of the socket's key (False: at the cap)."""
-        return self.sockets.take(SUBSCRIPTIONS_PER_KEY, self._key, self.settings)
+    def take_subscription(self) -> Cap | None:
+        """A slot for one more live subscription of the socket's key and of its address; the cap
+        that refused it (nothing taken) when one is full."""
+        if not self.sockets.take(SUBSCRIPTIONS_PER_KEY, self._key, self.settings):
+            return SUBSCRIPTIONS_PER_KEY
+        if not self.sockets.take(SUBSCRIPTIONS_PER_ADDRESS, self.address, self.settings):
+            self.sockets.give(SUBSCRIPTIONS_PER_KEY, self._key)
+            return SUBSCRIPTIONS_PER_ADDRESS
+        return None
 
     def release_subscription(self) -> None:
         self.sockets.give(SUBSCRIPTIONS_PER_KEY, self._key)
+        self.sockets.give(SUBSCRIPTIONS_PER_ADDRESS, self.address)
 
     def release(self) -> None:
         """The socket closed: its slots go back."""

@@ -46,7 +46,6 @@ from evidence_gateway.schema.errors import INTERNAL_MESSAGE
 from evidence_gateway.schema.socket_limits import (
     BAD_REQUEST,
     FORBIDDEN,
-    SUBSCRIPTIONS_PER_KEY,
     SocketLimits,
     SocketRefused,
     Sockets,
@@ -203,8 +202,9 @@ class SubscriptionsHandler(BaseGraphQLTransportWSHandler[GraphQLContext, None]):
         if refused is not None:
             await self._refuse_operation(message["id"], refused.message, refused.extensions)
             return
-        if not self.limits.take_subscription():
-            cap, settings = SUBSCRIPTIONS_PER_KEY, self.limits.settings
+        cap = self.limits.take_subscription()
+        if cap is not None:
+            settings = self.limits.settings
             extensions = {"code": "RATE_LIMITED", "policy": cap.name, "limit": cap.limit(settings)}
             await self._refuse_operation(message["id"], cap.refusal(settings), extensions)
             return
