@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,6 +30,13 @@ class EventRepository(Repository[Event, EventRecord]):
         )
         async with self.ctx.db.read() as session:
             return list((await session.execute(stmt)).scalars())
+
+    async def entity(self, event_id: uuid.UUID) -> Event | None:
+        """The caller's event as an entity (node(id) renders it as the scope may see it)."""
+        stmt = self.get_readable_statement().where(self.table.c.id == event_id)
+        async with self.ctx.db.read() as session:
+            found: Event | None = (await session.execute(stmt)).scalar_one_or_none()
+        return found
 
     async def last_sequence(self, session: AsyncSession) -> int:
         """The caller's highest committed sequence, 0 before its first event (the audit trail's end)."""
