@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned_by
+from evidence_gateway.core.scoping import of_org, owned_by, table_of
 from evidence_gateway.models import Event
+from evidence_gateway.store.db import Database
 from evidence_gateway.store.record_types import EventRecord
 from evidence_gateway.store.repository import Repository
 
@@ -43,3 +44,32 @@ class EventRepository(Repository[Event, EventRecord]):
         table = self.table
         stmt = select(func.coalesce(func.max(table.c.sequence), 0)).where(owned_by(self.ctx, table))
         return int((await session.execute(stmt)).scalar_one())
+
+
+# The subscription hub tails one organisation's log for all its subscribers, with the
+# organisation's id and no caller's context: these two reads are scoped by that id.
+
+
+async def org_last_sequence(db: Database, org_id: uuid.UUID) -> int:
+    """The organisation's newest committed sequence (0: no events yet)."""
+    async with db.read() as session:
+        found = await session.scalar(select(func.max(Event.sequence)).where(of_org(org_id, Event)))
+    return int(found or 0)
+
+
+async def org_events_after(
+    db: Database,
+    org_id: uuid.UUID,
+    after: int,
+    *,
+    until: int | None,
+    where: list[ColumnElement[bool]],
+    limit: int,
+) -> list[Event]:
+    """The organisation's events with ``after < sequence <= until`` matching ``where``, oldest first."""
+    table = table_of(Event)
+    stmt = select(Event).where(of_org(org_id, Event), table.c.sequence > after, *where)
+    if until is not None:
+        stmt = stmt.where(table.c.sequence <= until)
+    async with db.read() as session:
+        return list((await session.execute(stmt.order_by(table.c.sequence).limit(limit))).scalars())
