@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -10,8 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from evidence_gateway.core.scoping import of_org, owned_by, table_of
 from evidence_gateway.models import Event
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
 from evidence_gateway.store.record_types import EventRecord
 from evidence_gateway.store.repository import Repository
+
+# The event log's cursor order, oldest first: sequence is unique per organisation
+# (uq_event_org_sequence).
+_OLDEST_FIRST = Order.ascending_by("event", Event.sequence)
 
 
 class EventRepository(Repository[Event, EventRecord]):
@@ -31,6 +37,11 @@ class EventRepository(Repository[Event, EventRecord]):
         )
         async with self.ctx.db.read() as session:
             return list((await session.execute(stmt)).scalars())
+
+    async def slice_oldest_first(self, **relay: Any) -> Slice[Event]:
+        """A cursor list (first/after, last/before) of the caller's events, oldest first."""
+        win = window(_OLDEST_FIRST, **relay)
+        return await keyset_slice(self.ctx.db, Event, [owned_by(self.ctx, Event)], _OLDEST_FIRST, win)
 
     async def entity(self, event_id: uuid.UUID) -> Event | None:
         """The caller's event as an entity (node(id) renders it as the scope may see it)."""
