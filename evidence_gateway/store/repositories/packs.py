@@ -163,6 +163,15 @@ class PackArtifactRepository(Repository[PackArtifact, PackArtifactRecord]):
             return await self.load(session, artifact_id)
 
     @staticmethod
+    async def entities_of_packs(session: AsyncSession, pack_ids: list[uuid.UUID]) -> list[PackArtifact]:
+        """The artifacts of these packs as entities (stored order). Not org-scoped: the packs were
+        reached already, each through the caller's scope (packs/lookup.load_pack)."""
+        if not pack_ids:
+            return []
+        found = await session.execute(select(PackArtifact).where(_ARTIFACT.c.report_pack_id.in_(pack_ids)))
+        return list(found.scalars())
+
+    @staticmethod
     async def entity_for_link(db: Database, artifact_id: uuid.UUID) -> PackArtifact | None:
         """The artifact a signed link names, as an entity. Not org-scoped: the link's signature is
         the capability (checked before, and it names this artifact), and its holder has no key."""
