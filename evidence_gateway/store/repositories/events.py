@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Row, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from evidence_gateway.core.scoping import of_org, owned_by, table_of
-from evidence_gateway.models import Event
+from evidence_gateway.models import ApiKey, Event
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
 from evidence_gateway.store.record_types import EventRecord
@@ -49,6 +51,33 @@ class EventRepository(Repository[Event, EventRecord]):
         async with self.ctx.db.read() as session:
             found: Event | None = (await session.execute(stmt)).scalar_one_or_none()
         return found
+
+    async def audit_rows(
+        self, session: AsyncSession, workspace_id: uuid.UUID, upto_sequence: int, types: list[str]
+    ) -> Sequence[Row[Any]]:
+        """(type, occurred_at, actor, display_prefix, subject_type, subject_id, data) of the
+        workspace's events of ``types`` up to ``upto_sequence``, in log order, each with its
+        actor key's display prefix (a pack's audit trail)."""
+        stmt = (
+            select(
+                col(Event.type),
+                col(Event.occurred_at),
+                col(Event.actor),
+                col(ApiKey.display_prefix),
+                col(Event.subject_type),
+                col(Event.subject_id),
+                col(Event.data),
+            )
+            .outerjoin(ApiKey, col(ApiKey.id) == col(Event.actor))
+            .where(
+                owned_by(self.ctx, Event),
+                col(Event.workspace_id) == workspace_id,
+                col(Event.sequence) <= upto_sequence,
+                col(Event.type).in_(types),
+            )
+            .order_by(col(Event.sequence))
+        )
+        return (await session.execute(stmt)).all()
 
     async def last_sequence(self, session: AsyncSession) -> int:
         """The caller's highest committed sequence, 0 before its first event (the audit trail's end)."""

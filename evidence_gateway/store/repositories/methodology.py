@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.models import EmissionFactor, MethodologyProfile
+from evidence_gateway.models import EmissionFactor, FactorVersion, MethodologyProfile
 
 
 async def all_profiles(ctx: Ctx) -> list[MethodologyProfile]:
@@ -53,3 +53,17 @@ async def factor_rows(session: AsyncSession, factor_version_id: uuid.UUID) -> li
         ).where(col(EmissionFactor.factor_version_id) == factor_version_id)
     )
     return [tuple(row) for row in found]  # type: ignore[misc]
+
+
+async def factor_version(session: AsyncSession, version_id: Any) -> FactorVersion | None:
+    return await session.get(FactorVersion, version_id)
+
+
+async def factors_of(session: AsyncSession, version_id: Any) -> list[EmissionFactor]:
+    """Every factor of a factor version as entities, by kind then key (a pack's methodology file)."""
+    found = await session.execute(
+        select(EmissionFactor)
+        .where(col(EmissionFactor.factor_version_id) == version_id)
+        .order_by(col(EmissionFactor.kind), col(EmissionFactor.key))
+    )
+    return list(found.scalars())
