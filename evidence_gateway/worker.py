@@ -17,9 +17,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlmodel import col
-
 from evidence_gateway.auth import Principal
 from evidence_gateway.core import idempotency
 from evidence_gateway.core.context import Ctx
@@ -27,10 +24,10 @@ from evidence_gateway.core.leases import NODE_ID, expiry, register_waiter, unreg
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import DomainError
-from evidence_gateway.models import CalculationRun, PackStatus, ReportPack, RunStatus
 from evidence_gateway.resolvers import calculation_failures, calculations, pack_failures, packs, tlog
 from evidence_gateway.settings import Settings
-from evidence_gateway.store.db import Database, rows_changed
+from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories import claims
 from evidence_gateway.web.observability import tracing
 
 log = logging.getLogger(__name__)
@@ -88,48 +85,16 @@ class Worker:
         """
         now = utcnow()
         failed = 0
-        expired_runs = await self._candidates(
-            CalculationRun,
-            col(CalculationRun.status) == RunStatus.running.value,
-            col(CalculationRun.lease_owner).is_not(None),
-            col(CalculationRun.lease_expires_at) < now,
-            batch=batch,
-        )
+        expired_runs = await claims.expired_runs(self.db, now, batch)
         for run_id, org_id in expired_runs:
             failed += await self._as_system(org_id, partial(_fail_run, run_id), partial(_plain_fail_run, run_id))
-        expired_packs = await self._candidates(
-            ReportPack,
-            col(ReportPack.lease_owner).is_not(None),
-            col(ReportPack.lease_expires_at) < now,
-            batch=batch,
-        )
+        expired_packs = await claims.expired_packs(self.db, now, batch)
         for pack_id, org_id in expired_packs:
             failed += await self._as_system(org_id, partial(_fail_pack, pack_id), partial(_plain_fail_pack, pack_id))
         await idempotency.purge(self.db)
         if failed:
             log.warning("sweeper failed %d interrupted runs/packs", failed)
         return failed
-
-    async def _candidates(self, model: Any, *where: Any, batch: int) -> list[tuple[uuid.UUID, uuid.UUID]]:
-        """Up to ``batch`` expired items, ranked within their organisation by lease expiry and
-        taken rank by rank (a window function, on SQLite and PostgreSQL alike)."""
-        rank = (
-            func.row_number()
-            .over(partition_by=col(model.org_id), order_by=(col(model.lease_expires_at), col(model.id)))
-            .label("rank")
-        )
-        ranked = (
-            select(col(model.id).label("id"), col(model.org_id).label("org_id"), col(model.lease_expires_at), rank)
-            .where(*where)
-            .subquery()
-        )
-        stmt = (
-            select(ranked.c.id, ranked.c.org_id)
-            .order_by(ranked.c.rank, ranked.c.lease_expires_at, ranked.c.id)
-            .limit(batch)
-        )
-        async with self.db.read() as session:
-            return [(r[0], r[1]) for r in (await session.execute(stmt)).all()]
 
     async def _as_system(
         self,
@@ -188,48 +153,14 @@ class Worker:
 
     async def claim(self) -> int:
         """Take up to a few queued runs and packs and start them; returns how many."""
-        runs = await self._claim(
-            CalculationRun,
-            select(col(CalculationRun.id), col(CalculationRun.org_id), col(CalculationRun.api_key_id)).where(
-                col(CalculationRun.status) == RunStatus.running.value,
-                col(CalculationRun.lease_owner).is_(None),
-            ),
-        )
+        until = expiry(self.settings.lease_seconds)
+        runs = await claims.claim_queued_runs(self.db, NODE_ID, until, CLAIM_BATCH)
         for run_id, org_id, key_id in runs:
             self._spawn(calculations.execute_run(self._ctx(org_id, key_id), run_id), "calculation run", run_id, org_id)
-        queued_packs = await self._claim(
-            ReportPack,
-            select(col(ReportPack.id), col(ReportPack.org_id), col(ReportPack.api_key_id)).where(
-                col(ReportPack.status).in_([PackStatus.draft.value, PackStatus.archived.value]),
-                col(ReportPack.pack_hash).is_(None),
-                col(ReportPack.lease_owner).is_(None),
-                col(ReportPack.lease_expires_at).is_(None),
-                col(ReportPack.audit_sequence).is_not(None),
-            ),
-        )
+        queued_packs = await claims.claim_queued_packs(self.db, NODE_ID, until, CLAIM_BATCH)
         for pack_id, org_id, key_id in queued_packs:
             self._spawn(packs.execute_pack(self._ctx(org_id, key_id), pack_id), "pack generation", pack_id, org_id)
         return len(runs) + len(queued_packs)
-
-    async def _claim(self, model: Any, stmt: Any) -> list[tuple[uuid.UUID, uuid.UUID, uuid.UUID | None]]:
-        stmt = stmt.order_by(col(model.created_at)).limit(CLAIM_BATCH)
-        # Look before locking: an idle node polls every second, and on SQLite a write
-        # transaction would take the database's one write lock from the requests.
-        async with self.db.read() as session:
-            if not (await session.execute(stmt)).first():
-                return []
-        stmt = self.db.skip_locked(stmt)
-        claimed = []
-        async with self.db.write() as session:
-            for item_id, org_id, key_id in (await session.execute(stmt)).all():
-                taken = await session.execute(
-                    update(model)
-                    .where(col(model.id) == item_id, col(model.lease_owner).is_(None))
-                    .values(lease_owner=NODE_ID, lease_expires_at=expiry(self.settings.lease_seconds))
-                )
-                if rows_changed(taken):
-                    claimed.append((item_id, org_id, key_id))
-        return claimed
 
     def _ctx(self, org_id: uuid.UUID, key_id: uuid.UUID | None) -> Ctx:
         return Ctx(db=self.db, settings=self.settings, principal=Principal(org_id=org_id, key_id=key_id))

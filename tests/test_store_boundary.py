@@ -192,3 +192,102 @@ def test_every_stored_result_column_is_one_the_engine_names_or_the_store_adds() 
     )
     assert len(shipment_results.EMISSION_COLUMNS) == len(set(shipment_results.EMISSION_COLUMNS))
     assert not set(shipment_results.EMISSION_IDS) & set(RowResult._fields)
+
+
+# ---- resolvers call repositories only -------------------------------------------------------------
+
+RESOLVERS = PACKAGE / "resolvers"
+# What builds a statement (imported from SQLAlchemy or SQLModel), and what runs one.
+STATEMENT_BUILDERS = {"select", "insert", "update", "delete", "union", "union_all", "exists", "literal", "func"}
+SESSION_CALLS = {"get", "get_one", "exec", "execute", "scalar", "scalars", "stream", "stream_scalars", "merge"}
+# The executors beside the session: a resolver hands them no statement of its own.
+EXECUTORS = {"rows", "rows_many", "readable", "keyset_slice", "fetch", "fetch_one"}
+
+
+def _session_names(tree: ast.Module) -> set[str]:
+    """Names bound by ``async with <db>.read()/write()/snapshot() as NAME``."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AsyncWith | ast.With):
+            for item in node.items:
+                call = item.context_expr
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in {"read", "write", "snapshot"}
+                    and isinstance(item.optional_vars, ast.Name)
+                ):
+                    names.add(item.optional_vars.id)
+    return names
+
+
+def _is_session(node: ast.expr, sessions: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return "session" in node.id or node.id in sessions
+    return isinstance(node, ast.Attribute) and node.attr == "session"  # uow.session
+
+
+def _in_resolver(path: str, tree: ast.Module) -> Iterator[Finding]:
+    imported: set[str] = set()
+    modules = _sqlalchemy_aliases(tree) | {"sqlmodel"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            top = node.module.split(".")[0]
+            for alias in node.names:
+                if top in {"sqlalchemy", "sqlmodel"} and alias.name in STATEMENT_BUILDERS:
+                    yield Finding(path, node.lineno, f"imports statement builder {alias.name}")
+                    imported.add(alias.asname or alias.name)
+                elif node.module.startswith("evidence_gateway.") and alias.name in EXECUTORS:
+                    yield Finding(path, node.lineno, f"imports executor {alias.name}")
+    sessions = _session_names(tree)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in imported:
+            yield Finding(path, node.lineno, f"builds a statement: {func.id}(...)")
+        elif isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id in modules and func.attr in STATEMENT_BUILDERS:
+                yield Finding(path, node.lineno, f"builds a statement: {func.value.id}.{func.attr}(...)")
+            elif func.attr in SESSION_CALLS and _is_session(func.value, sessions):
+                yield Finding(path, node.lineno, f"runs a statement on a session: .{func.attr}(...)")
+            elif func.attr in EXECUTORS and isinstance(func.value, ast.Attribute) and func.value.attr == "db":
+                yield Finding(path, node.lineno, f"runs a statement on the database: .{func.attr}(...)")
+
+
+def test_resolvers_read_and_write_through_repositories_only() -> None:
+    found = [str(f) for path, tree in _modules(RESOLVERS) for f in _in_resolver(path, tree)]
+    assert found == [], "resolvers call repositories (evidence_gateway/store/repositories/):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        ("from sqlalchemy import select\nq = select(A)\n", "builds a statement: select(...)"),
+        ("from sqlmodel import select\n", "imports statement builder select"),
+        ("import sqlalchemy as sa\nq = sa.update(A)\n", "builds a statement: sa.update(...)"),
+        ("from sqlalchemy import func\n", "imports statement builder func"),
+        ("async def f(session):\n    await session.get(A, 1)\n", "runs a statement on a session: .get(...)"),
+        ("async def f(uow):\n    await uow.session.execute(q)\n", "runs a statement on a session: .execute(...)"),
+        (
+            "async def f(db):\n    async with db.read() as read:\n        await read.scalar(q)\n",
+            "runs a statement on a session: .scalar(...)",
+        ),
+        ("from evidence_gateway.core.scoping import rows\n", "imports executor rows"),
+        ("async def f(ctx):\n    await ctx.db.fetch(q)\n", "runs a statement on the database: .fetch(...)"),
+    ],
+)
+def test_the_resolver_guard_sees_what_it_looks_for(source: str, what: str) -> None:
+    assert what in [f.what for f in _in_resolver("resolvers/x.py", ast.parse(source))]
+
+
+def test_a_resolver_may_hand_a_session_to_a_repository() -> None:
+    source = (
+        "async def f(ctx, row_id):\n"
+        "    async with ctx.db.read() as session:\n"
+        "        found = await Repo(ctx).load(session, row_id)\n"
+        "    totals = {}\n"
+        "    totals.update(found=found)\n"
+        "    return {}.get('x')\n"
+    )
+    assert list(_in_resolver("resolvers/x.py", ast.parse(source))) == []

@@ -24,16 +24,13 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.core.leases import kept_alive
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.errors import BadRequest, IdempotencyKeyInUse, IdempotencyKeyReused
-from evidence_gateway.models import IdempotencyRecord
-from evidence_gateway.models.base import table_of
-from evidence_gateway.store.db import Database, rows_changed
+from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.idempotency import IdempotencyRepository
 
 RETENTION = timedelta(hours=24)
 MAX_KEY_LENGTH = 255
@@ -186,15 +183,14 @@ async def claim(
         "created_at": now,
         "expires_at": now + RETENTION,
     }
-    table = table_of(IdempotencyRecord)
+    records = IdempotencyRepository(org_id)
     async with db.write() as session:
-        inserted = await session.execute(db.insert_or_nothing(table).values(**fresh).returning(table.c.key))
-        if inserted.first() is not None:
+        if await records.insert_first(db, session, fresh):
             return Claim(org_id, key, print_, graphql=graphql)
-        record = await _load(session, org_id, key)
+        record = await records.load(session, key)
         if as_aware(record.expires_at) <= now:
             # Older than the retention window: the key is free again.
-            await session.execute(_where(update(IdempotencyRecord), org_id, key).values(**fresh))
+            await records.set(session, key, **fresh)
             return Claim(org_id, key, print_, graphql=graphql)
         if record.fingerprint != print_:
             raise IdempotencyKeyReused(
@@ -220,7 +216,7 @@ async def claim(
                 header=HEADER,
             )
         # The first request's process died before completing: nothing of it committed.
-        await session.execute(_where(update(IdempotencyRecord), org_id, key).values(locked_until=locked_until))
+        await records.set(session, key, locked_until=locked_until)
         return Claim(org_id, key, print_, graphql=graphql)
 
 
@@ -228,14 +224,14 @@ async def complete(session: AsyncSession, held: Claim, result: Any) -> None:
     """Inside the unit of work that makes the change: store the answer with it."""
     response = held.render(result) if held.render is not None else None
     stored = held.storable(response) if response is not None else None
-    await session.execute(
-        _where(update(IdempotencyRecord), held.org_id, held.key).values(
-            completed=True,
-            locked_until=None,
-            response_status=stored.status if stored else None,
-            response_headers=stored.headers if stored else {},
-            response_body=stored.body if stored else None,
-        )
+    await IdempotencyRepository(held.org_id).set(
+        session,
+        held.key,
+        completed=True,
+        locked_until=None,
+        response_status=stored.status if stored else None,
+        response_headers=stored.headers if stored else {},
+        response_body=stored.body if stored else None,
     )
     held.response = response
     held.completed = True
@@ -245,14 +241,14 @@ async def store_late(db: Database, held: Claim, response: StoredResponse) -> Non
     """For an answer only known after the transaction (GraphQL's selection set)."""
     response = held.storable(response)
     async with db.write() as session:
-        await session.execute(
-            _where(update(IdempotencyRecord), held.org_id, held.key).values(
-                completed=True,
-                locked_until=None,
-                response_status=response.status,
-                response_headers=response.headers,
-                response_body=response.body,
-            )
+        await IdempotencyRepository(held.org_id).set(
+            session,
+            held.key,
+            completed=True,
+            locked_until=None,
+            response_status=response.status,
+            response_headers=response.headers,
+            response_body=response.body,
         )
     held.completed = True
 
@@ -260,18 +256,12 @@ async def store_late(db: Database, held: Claim, response: StoredResponse) -> Non
 async def release(db: Database, held: Claim) -> None:
     """The work failed and changed nothing: forget the key so a retry runs again."""
     async with db.write() as session:
-        await session.execute(
-            _where(delete(IdempotencyRecord), held.org_id, held.key).where(col(IdempotencyRecord.completed).is_(False))
-        )
+        await IdempotencyRepository(held.org_id).release(session, held.key)
 
 
 async def renew(db: Database, held: Claim, lock_seconds: float) -> None:
     async with db.write() as session:
-        await session.execute(
-            _where(update(IdempotencyRecord), held.org_id, held.key)
-            .where(col(IdempotencyRecord.completed).is_(False))
-            .values(locked_until=utcnow() + timedelta(seconds=lock_seconds))
-        )
+        await IdempotencyRepository(held.org_id).renew(session, held.key, utcnow() + timedelta(seconds=lock_seconds))
 
 
 @asynccontextmanager
@@ -289,15 +279,4 @@ async def holding(db: Database, held: Claim, lock_seconds: float) -> AsyncIterat
 async def purge(db: Database) -> int:
     """Drop answers older than the retention window (the sweeper calls this)."""
     async with db.write() as session:
-        result = await session.execute(delete(IdempotencyRecord).where(col(IdempotencyRecord.expires_at) < utcnow()))
-    return rows_changed(result)
-
-
-async def _load(session: AsyncSession, org_id: uuid.UUID, key: str) -> IdempotencyRecord:
-    stmt = _where(select(IdempotencyRecord), org_id, key).execution_options(populate_existing=True)
-    record: IdempotencyRecord = (await session.execute(stmt)).scalar_one()
-    return record
-
-
-def _where(stmt: Any, org_id: uuid.UUID, key: str) -> Any:
-    return stmt.where(col(IdempotencyRecord.org_id) == org_id, col(IdempotencyRecord.key) == key)
+        return await IdempotencyRepository.purge(session, utcnow())

@@ -12,13 +12,9 @@ import logging
 import secrets
 from pathlib import Path
 
-from sqlalchemy import select
-from sqlmodel import col
-
-from evidence_gateway.models import InstanceSecret
-from evidence_gateway.models.base import table_of
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories import instance_secrets
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +30,8 @@ async def signing_key(db: Database, settings: Settings) -> str:
     if settings.secret_key:
         return settings.secret_key
     candidate = _earlier_dev_secret(settings.database_url) or secrets.token_hex(32)
-    async with db.write() as session:
-        made = await session.execute(
-            db.insert_or_nothing(table_of(InstanceSecret)).values(name=SIGNING_KEY, value=candidate)
-        )
-        stored = await session.execute(select(col(InstanceSecret.value)).where(col(InstanceSecret.name) == SIGNING_KEY))
-        value = str(stored.scalar_one())
-    if getattr(made, "rowcount", 0):
+    value, made = await instance_secrets.keep_first(db, SIGNING_KEY, candidate)
+    if made:
         log.warning(
             "EVIDENCE_SECRET_KEY not set: generated a download-signing secret and kept it in the database "
             "(shared by every worker and node)"

@@ -11,9 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import NotFound
@@ -30,7 +28,7 @@ from evidence_gateway.store.record_types import (
     PackArtifactRecord,
     ReportPackRecord,
 )
-from evidence_gateway.store.repositories.packs import ReportPackRepository
+from evidence_gateway.store.repositories.packs import PackArtifactRepository, ReportPackRepository
 
 _TYPE_ORDER = {t.value: i for i, t in enumerate(ArtifactType)}
 
@@ -57,8 +55,7 @@ async def artifacts_of(session: AsyncSession, pack_ids: list[uuid.UUID]) -> dict
     out: dict[uuid.UUID, list[PackArtifact]] = {i: [] for i in pack_ids}
     if not pack_ids:
         return out
-    rows = await session.execute(select(PackArtifact).where(col(PackArtifact.report_pack_id).in_(pack_ids)))
-    for a in rows.scalars():
+    for a in await PackArtifactRepository.entities_of_packs(session, pack_ids):
         out[a.report_pack_id].append(a)
     return {pack_id: in_type_order(items) for pack_id, items in out.items()}
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.artifacts.data import (
     AuditEvent,
@@ -26,24 +24,20 @@ from evidence_gateway.artifacts.data import (
 )
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import InternalError
 from evidence_gateway.models import (
-    ApiKey,
     CalculationRun,
     DataQualityAssessment,
-    EmissionFactor,
-    Event,
-    EvidenceItem,
-    FactorVersion,
     ImportBatch,
     LegacyReport,
-    MethodologyProfile,
     ReportPack,
-    Shipment,
 )
-from evidence_gateway.store.repositories.calculations import AssessmentRepository
+from evidence_gateway.store.repositories import methodology as profiles
+from evidence_gateway.store.repositories.calculations import AssessmentRepository, CalculationRunRepository
+from evidence_gateway.store.repositories.events import EventRepository
+from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
 from evidence_gateway.store.repositories.imports import ImportBatchRepository
+from evidence_gateway.store.repositories.legacy import LegacyReportRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
@@ -58,26 +52,16 @@ async def take_snapshot(session: AsyncSession, ctx: Ctx, pack: ReportPack) -> tu
     if workspace is None:  # a pack's workspace is never deleted
         raise InternalError("the workspace of the pack is gone", pack_id=str(pack.id))
     run = (
-        await session.execute(
-            select(CalculationRun).where(
-                col(CalculationRun.id) == pack.calculation_run_id, owned_by(ctx, CalculationRun)
-            )
-        )
-    ).scalar_one()
+        await CalculationRunRepository(ctx).load(session, pack.calculation_run_id) if pack.calculation_run_id else None
+    )
+    if run is None:  # a generated pack always names its run
+        raise InternalError("the calculation run of the pack is gone", pack_id=str(pack.id))
     assessment = (
         await AssessmentRepository(ctx).load(session, pack.data_quality_assessment_id)
         if pack.data_quality_assessment_id
         else None
     )
-    legacy = (
-        (
-            await session.execute(
-                select(LegacyReport).where(col(LegacyReport.id) == pack.legacy_report_id, owned_by(ctx, LegacyReport))
-            )
-        ).scalar_one_or_none()
-        if pack.legacy_report_id
-        else None
-    )
+    legacy = await LegacyReportRepository(ctx).load(session, pack.legacy_report_id) if pack.legacy_report_id else None
     # The run's imports: any later one would have superseded it (data_version).
     imports = await ImportBatchRepository(ctx).in_import_order(
         session, workspace.id, until=run.completed_at or run.created_at
@@ -157,18 +141,12 @@ def _legacy_info(r: LegacyReport | None) -> LegacyInfo | None:
 async def _methodology_info(session: AsyncSession, run: CalculationRun) -> MethodologyInfo | None:
     if run.methodology_profile_id is None:
         return None
-    profile = await session.get(MethodologyProfile, run.methodology_profile_id)
+    profile = await profiles.get(session, run.methodology_profile_id)
     if profile is None:
         return None
     version_id = run.factor_version_id or profile.factor_version_id
-    version = await session.get(FactorVersion, version_id)
-    factors = (
-        await session.execute(
-            select(EmissionFactor)
-            .where(col(EmissionFactor.factor_version_id) == version_id)
-            .order_by(col(EmissionFactor.kind), col(EmissionFactor.key))
-        )
-    ).scalars()
+    version = await profiles.factor_version(session, version_id)
+    factors = await profiles.factors_of(session, version_id)
     return MethodologyInfo(
         profile_id=profile.id,
         code=profile.code,
@@ -202,21 +180,7 @@ async def _methodology_info(session: AsyncSession, run: CalculationRun) -> Metho
 async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID, pack: ReportPack) -> list[EvidenceInfo]:
     """Items attached to the workspace, to one of its shipments, or to one of its packs, up to the
     pack's allocation."""
-    packs = select(col(ReportPack.id)).where(col(ReportPack.workspace_id) == workspace_id, owned_by(ctx, ReportPack))
-    shipments = select(col(Shipment.id)).where(col(Shipment.workspace_id) == workspace_id, owned_by(ctx, Shipment))
-    rows = await session.execute(
-        select(EvidenceItem)
-        .where(
-            owned_by(ctx, EvidenceItem),
-            col(EvidenceItem.uploaded_at) <= pack.created_at,
-            or_(
-                col(EvidenceItem.workspace_id) == workspace_id,
-                col(EvidenceItem.report_pack_id).in_(packs),
-                col(EvidenceItem.shipment_id).in_(shipments),
-            ),
-        )
-        .order_by(col(EvidenceItem.uploaded_at).asc(), col(EvidenceItem.id).asc())
-    )
+    items = await EvidenceItemRepository(ctx).for_pack(session, workspace_id, pack.created_at)
     return [
         EvidenceInfo(
             id=e.id,
@@ -238,7 +202,7 @@ async def _evidence(session: AsyncSession, ctx: Ctx, workspace_id: uuid.UUID, pa
             notes=e.notes,
             uploaded_at=e.uploaded_at,
         )
-        for e in rows.scalars()
+        for e in items
     ]
 
 
@@ -262,27 +226,7 @@ async def audit_trail(
     earlier pack appears only once someone acted on it: regenerating unchanged inputs with no
     review in between gives the same trail, hence the same pack_hash.
     """
-    rows = (
-        await session.execute(
-            select(
-                col(Event.type),
-                col(Event.occurred_at),
-                col(Event.actor),
-                col(ApiKey.display_prefix),
-                col(Event.subject_type),
-                col(Event.subject_id),
-                col(Event.data),
-            )
-            .outerjoin(ApiKey, col(ApiKey.id) == col(Event.actor))
-            .where(
-                owned_by(ctx, Event),
-                col(Event.workspace_id) == workspace_id,
-                col(Event.sequence) <= upto_sequence,
-                col(Event.type).in_([t.value for t in _AUDITED]),
-            )
-            .order_by(col(Event.sequence))
-        )
-    ).all()
+    rows = await EventRepository(ctx).audit_rows(session, workspace_id, upto_sequence, [t.value for t in _AUDITED])
     reviewed = {r.subject_id for r in rows if r.type == EventType.pack_status_changed and r.data.get("action_type")}
     reviewed.discard(exclude_pack)
     trail = []

@@ -33,7 +33,6 @@ from evidence_gateway.models import (
     DataQualityAssessment,
     ImportBatch,
     LegacyReport,
-    MethodologyProfile,
     RunStatus,
     Workspace,
     WorkspaceStatus,
@@ -50,6 +49,7 @@ from evidence_gateway.resolvers.workspaces import (
     periods_overlap,
 )
 from evidence_gateway.store import shipment_results
+from evidence_gateway.store.repositories import methodology as profiles
 from evidence_gateway.store.repositories.calculations import CalculationRunRepository
 from evidence_gateway.store.repositories.imports import ImportBatchRepository
 
@@ -181,7 +181,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
             raise InternalError("the calculation run is gone", run_id=str(run_id))
         workspace = await load_workspace(session, ctx, run.workspace_id)
         data_version = workspace.data_version
-        profile = await session.get(MethodologyProfile, run.methodology_profile_id)
+        profile = await profiles.get(session, run.methodology_profile_id)
         if profile is None:
             raise InternalError("methodology profile of the run is gone", run_id=str(run_id))
         chosen = await legacy.load_legacy_report(session, ctx, run.legacy_report_id) if run.legacy_report_id else None
@@ -272,7 +272,7 @@ async def _compute_and_store(ctx: Ctx, run_id: uuid.UUID) -> CalculationOutcome:
         if result is not None:
             await shipment_results.insert_results(ctx.db, session, ctx.org_id, run_id, result.rows)
         is_latest = workspace.data_version == data_version and not await _newer_run_completed(
-            session, workspace, current
+            ctx, session, workspace, current
         )
         for name, value in results.items():
             setattr(current, name, value)
@@ -310,11 +310,11 @@ async def _held_run(session: AsyncSession, ctx: Ctx, run_id: uuid.UUID) -> Calcu
     return current
 
 
-async def _newer_run_completed(session: AsyncSession, workspace: Workspace, run: CalculationRun) -> bool:
+async def _newer_run_completed(ctx: Ctx, session: AsyncSession, workspace: Workspace, run: CalculationRun) -> bool:
     """Has a run that started after this one already become the workspace's latest?"""
     if workspace.latest_calculation_run_id is None or workspace.latest_calculation_run_id == run.id:
         return False
-    latest = await session.get(CalculationRun, workspace.latest_calculation_run_id)
+    latest = await CalculationRunRepository(ctx).load(session, workspace.latest_calculation_run_id)
     if latest is None:
         return False
     return (latest.created_at, str(latest.id)) > (run.created_at, str(run.id))

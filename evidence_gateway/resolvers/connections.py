@@ -11,12 +11,11 @@ import uuid
 from typing import Any
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.resolvers.validation import parse_id
-from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
     CalculationRunRecord,
     EvidenceItemRecord,
@@ -24,14 +23,10 @@ from evidence_gateway.store.record_types import (
     WorkspaceRecord,
 )
 from evidence_gateway.store.repositories.calculations import CalculationRunRepository
+from evidence_gateway.store.repositories.events import EventRepository
 from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
 from evidence_gateway.store.repositories.packs import ReportPackRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
-
-# Newest first like the REST lists, each served by an index on (scope, time, id):
-# migrations 0007_keyset_indexes.
-# The log's own order, oldest first: sequence is unique per organisation (uq_event_org_sequence).
-EVENTS = Order.ascending_by("event", Event.sequence)
 
 
 async def workspaces(ctx: Ctx, **relay: Any) -> Slice[WorkspaceRecord]:
@@ -64,7 +59,6 @@ async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Sl
 
 async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
     """The caller's event log, oldest first."""
-    scoped = [owned_by(ctx, Event)]
-    found = await keyset_slice(ctx.db, Event, scoped, EVENTS, window(EVENTS, **relay))
+    found = await EventRepository(ctx).slice_oldest_first(**relay)
     found.items[:] = [as_seen_by(ctx, e) for e in found.items]
     return found

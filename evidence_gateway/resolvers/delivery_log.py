@@ -9,18 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
-
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned, rows, table_of
-from evidence_gateway.models import MessageStatus, WebhookMessage
+from evidence_gateway.models import MessageStatus
 from evidence_gateway.resolvers.pagination import Page
-
-_MESSAGES = table_of(WebhookMessage)
-# The messages of one page of attempts, built once; one statement per page, none without messages.
-_STATES = select(_MESSAGES.c.id, _MESSAGES.c.status, _MESSAGES.c.next_attempt_at).where(
-    owned(WebhookMessage), _MESSAGES.c.id.in_(bindparam("message_ids", expanding=True))
-)
+from evidence_gateway.store.repositories.webhooks import WebhookMessageStates
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +32,8 @@ class LoggedAttempt:
 async def with_message_state(ctx: Ctx, page: Page[Any]) -> Page[LoggedAttempt]:
     ids = sorted({item.message_id for item in page.items if item.message_id is not None}, key=str)
     states: dict[uuid.UUID, tuple[str, datetime | None]] = {}
-    if ids:
-        for row in await rows(ctx, _STATES, message_ids=ids):
-            # Only an owed message has a next attempt; delivered and failed ones are done.
-            due = row.next_attempt_at if row.status == MessageStatus.pending.value else None
-            states[row.id] = (row.status, due)
+    for message_id, (status, next_attempt_at) in (await WebhookMessageStates(ctx).of(ids)).items():
+        # Only an owed message has a next attempt; delivered and failed ones are done.
+        states[message_id] = (status, next_attempt_at if status == MessageStatus.pending.value else None)
     items = [LoggedAttempt(item, *states.get(item.message_id, (None, None))) for item in page.items]
     return Page(items=items, page=page.page, per_page=page.per_page, total=page.total)

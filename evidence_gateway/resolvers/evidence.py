@@ -10,13 +10,10 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StringConstraints
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import owned_by, readable
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
@@ -25,7 +22,6 @@ from evidence_gateway.models import (
     EvidenceItem,
     EvidenceType,
     ReportPack,
-    Shipment,
     VerificationStatus,
     Workspace,
     WorkspaceStatus,
@@ -35,6 +31,8 @@ from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.store.record_types import EvidenceItemRecord
 from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
+from evidence_gateway.store.repositories.packs import ReportPackRepository
+from evidence_gateway.store.repositories.shipments import ShipmentRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 EvidenceTypeName = Annotated[str, OneOf(EvidenceType)]
@@ -161,7 +159,7 @@ async def scoped_workspace(session: AsyncSession, ctx: Ctx, workspace_id: uuid.U
 
 
 async def scoped_pack(session: AsyncSession, ctx: Ctx, pack_id: uuid.UUID) -> ReportPack | None:
-    return (await session.execute(readable(ctx, ReportPack).where(col(ReportPack.id) == pack_id))).scalar_one_or_none()
+    return await ReportPackRepository(ctx).load(session, pack_id)
 
 
 async def resolve_workspace_refs(
@@ -201,11 +199,7 @@ async def create_evidence_item(ctx: Ctx, data: Any) -> EvidenceItem:
         session = uow.session
         workspace, _pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
         if p.shipment_id is not None:
-            shipment = (
-                await session.execute(
-                    select(Shipment).where(col(Shipment.id) == p.shipment_id, owned_by(ctx, Shipment))
-                )
-            ).scalar_one_or_none()
+            shipment = await ShipmentRepository(ctx).load(session, p.shipment_id)
             if shipment is None:
                 fields["shipment_id"] = "no such shipment"
             elif workspace is not None and shipment.workspace_id != workspace.id:

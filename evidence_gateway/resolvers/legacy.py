@@ -9,9 +9,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.auth import Principal
 from evidence_gateway.core.context import Ctx
@@ -183,10 +181,7 @@ async def import_legacy_reports(
     async with unit_of_work(ctx) as uow:
         session = uow.session
         ids = [r.id for r in records if r.id is not None]
-        existing: dict[uuid.UUID, LegacyReport] = {}
-        if ids:
-            rows = await session.execute(select(LegacyReport).where(col(LegacyReport.id).in_(ids)))
-            existing = {r.id: r for r in rows.scalars()}
+        existing = await LegacyReportRepository.any_org_by_ids(session, ids)
         foreign = {
             f"record {i} (id {r.id})": "id belongs to another organisation"
             for i, r in enumerate(records)

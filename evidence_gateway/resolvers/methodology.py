@@ -5,44 +5,36 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.calculation import Factor, FactorSet
 from evidence_gateway.calculation.engine import dec
 from evidence_gateway.calculation.factors import DEFAULT_PROFILE_ID
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import InternalError
-from evidence_gateway.models import EmissionFactor, MethodologyProfile
+from evidence_gateway.models import MethodologyProfile
+from evidence_gateway.store.repositories import methodology as profiles
 
 
 async def list_profiles(ctx: Ctx) -> list[MethodologyProfile]:
     """Default profile first, then by code."""
-    async with ctx.db.read() as session:
-        rows = await session.execute(
-            select(MethodologyProfile).order_by(col(MethodologyProfile.is_default).desc(), MethodologyProfile.code)
-        )
-        return list(rows.scalars())
+    return await profiles.all_profiles(ctx)
 
 
 async def profile_exists(session: AsyncSession, profile_id: uuid.UUID) -> bool:
-    found = await session.execute(select(col(MethodologyProfile.id)).where(col(MethodologyProfile.id) == profile_id))
-    return found.scalar_one_or_none() is not None
+    return await profiles.exists(session, profile_id)
 
 
 async def profiles_by_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, MethodologyProfile]:
-    async with ctx.db.read() as session:
-        rows = await session.execute(select(MethodologyProfile).where(col(MethodologyProfile.id).in_(ids)))
-        return {p.id: p for p in rows.scalars()}
+    return await profiles.by_ids(ctx, ids)
 
 
 async def resolve_profile(session: AsyncSession, profile_id: Any) -> MethodologyProfile:
     """The workspace's profile, else the seeded default."""
     wanted = profile_id or DEFAULT_PROFILE_ID
-    profile = await session.get(MethodologyProfile, wanted)
+    profile = await profiles.get(session, wanted)
     if profile is None:
-        profile = await session.get(MethodologyProfile, DEFAULT_PROFILE_ID)
+        profile = await profiles.get(session, DEFAULT_PROFILE_ID)
     if profile is None:  # reference data missing: a deployment fault, not the caller's
         raise InternalError("methodology reference data is missing")
     return profile
@@ -50,17 +42,8 @@ async def resolve_profile(session: AsyncSession, profile_id: Any) -> Methodology
 
 async def load_factor_set(session: AsyncSession, profile: MethodologyProfile) -> FactorSet:
     """Both columns of every factor of the profile's version, as the decimals that were seeded."""
-    rows = await session.execute(
-        select(
-            col(EmissionFactor.id),
-            col(EmissionFactor.kind),
-            col(EmissionFactor.key),
-            col(EmissionFactor.wtw_value),
-            col(EmissionFactor.ttw_value),
-        ).where(col(EmissionFactor.factor_version_id) == profile.factor_version_id)
-    )
     tables: dict[str, dict[str, Factor]] = {"mode": {}, "fuel": {}, "grid": {}}
-    for factor_id, kind, key, wtw_value, ttw_value in rows:
+    for factor_id, kind, key, wtw_value, ttw_value in await profiles.factor_rows(session, profile.factor_version_id):
         ttw = dec(ttw_value)
         tables.get(kind, tables["fuel"])[key] = Factor(ttw=ttw, wtt=dec(wtw_value) - ttw, id=factor_id)
     return FactorSet(

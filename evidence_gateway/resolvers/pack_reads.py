@@ -7,15 +7,10 @@ import logging
 import uuid
 from typing import Any
 
-from sqlalchemy import select
-from sqlmodel import col
-
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.errors import Conflict, NotFound
 from evidence_gateway.models import (
     ArtifactStatus,
-    PackArtifact,
 )
 from evidence_gateway.packs.download import Download, SignedLink
 from evidence_gateway.packs.lookup import PackDetail, in_type_order
@@ -62,14 +57,12 @@ async def open_download(caller: Ctx | SignedLink, artifact_id: Any) -> Download:
     """GET /artifacts/{id}/download: a key reads its organisation's artifacts, a signed link the
     one it was signed for; only a generated artifact has bytes (409 otherwise)."""
     aid = parse_id(artifact_id, "artifact")
-    stmt = select(PackArtifact).where(col(PackArtifact.id) == aid)
     if isinstance(caller, SignedLink):
         if parse_id(caller.artifact_id, "artifact") != aid:
             raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
+        artifact = await PackArtifactRepository.entity_for_link(caller.db, aid)
     else:
-        stmt = stmt.where(owned_by(caller, PackArtifact))
-    async with caller.db.read() as session:
-        artifact = (await session.execute(stmt)).scalar_one_or_none()
+        artifact = await PackArtifactRepository(caller).entity(aid)
     if artifact is None:
         raise NotFound("artifact not found", resource="pack_artifact", id=str(artifact_id))
     if artifact.status != ArtifactStatus.generated.value:

@@ -18,7 +18,7 @@ from evidence_gateway.calculation import ENGINE_VERSION
 from evidence_gateway.core import evidence_keys
 from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.models import CalculationRun, FactorVersion, PackArtifact, ReportPack, SignedStatement, Workspace
+from evidence_gateway.models import PackArtifact, SignedStatement
 from evidence_gateway.packs.lookup import artifacts_of
 from evidence_gateway.proofs import dsse
 from evidence_gateway.resolvers import timestamps
@@ -100,13 +100,11 @@ def _predicate(facts: dict[str, Any], event: Any, origin: str) -> tuple[str, dic
 async def _facts(db: Database, org_id: uuid.UUID, pack_id: uuid.UUID) -> dict[str, Any] | None:
     """What a seal states about the pack: its files' digests (of the stored bytes) and its inputs."""
     async with db.read() as session:
-        pack = await session.get(ReportPack, pack_id)
-        if pack is None or pack.org_id != org_id or pack.pack_hash is None:
+        found = await store.seal_inputs(session, org_id, pack_id)
+        if found is None:
             return None
+        pack, run, factors, workspace = found
         artifacts = (await artifacts_of(session, [pack_id]))[pack_id]
-        run = await session.get(CalculationRun, pack.calculation_run_id) if pack.calculation_run_id else None
-        factors = await session.get(FactorVersion, run.factor_version_id) if run and run.factor_version_id else None
-        workspace = await session.get(Workspace, pack.workspace_id)
     subjects = {a.file_name or a.artifact_type: await file_digest(db, a) for a in artifacts}
     return {
         "subjects": subjects,

@@ -13,15 +13,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement
 from sqlmodel import col
 
 from evidence_gateway.core.events import EventType, sequence_of
-from evidence_gateway.core.scoping import of_org
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers.events import as_seen_by as as_seen_by  # as the events query shows them
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories import events
 
 # Rows per read: large enough that a backlog costs few round trips, small enough that one read
 # holds little memory and a connection only briefly.
@@ -79,9 +79,7 @@ def start_after(cursor: str | None) -> int | None:
 
 async def last_sequence(db: Database, org_id: uuid.UUID) -> int:
     """The organisation's newest committed sequence (0: no events yet)."""
-    async with db.read() as session:
-        found = await session.scalar(select(func.max(col(Event.sequence))).where(of_org(org_id, Event)))
-    return int(found or 0)
+    return await events.org_last_sequence(db, org_id)
 
 
 async def events_after(
@@ -94,10 +92,5 @@ async def events_after(
     limit: int = PAGE,
 ) -> list[Event]:
     """The organisation's events with ``after < sequence <= until``, oldest first, filtered."""
-    stmt = select(Event).where(of_org(org_id, Event), col(Event.sequence) > after)
-    if until is not None:
-        stmt = stmt.where(col(Event.sequence) <= until)
-    if only is not None:
-        stmt = stmt.where(*only.where())
-    async with db.read() as session:
-        return list((await session.execute(stmt.order_by(col(Event.sequence)).limit(limit))).scalars())
+    where = only.where() if only is not None else []
+    return await events.org_events_after(db, org_id, after, until=until, where=where, limit=limit)

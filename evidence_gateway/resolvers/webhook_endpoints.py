@@ -6,28 +6,26 @@ registered or changed (and again at every delivery, in ``webhooks.delivery``).
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.auth import Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
-from evidence_gateway.core.scoping import of_org
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import Event, WebhookEndpoint
+from evidence_gateway.models import WebhookEndpoint
 from evidence_gateway.read_models.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
 from evidence_gateway.store.record_types import WebhookEndpointRecord
+from evidence_gateway.store.repositories.events import EventRepository
 from evidence_gateway.store.repositories.webhooks import WebhookDeliveryRepository, WebhookEndpointRepository
 from evidence_gateway.webhooks import delivery, guard, signing
 
@@ -103,11 +101,6 @@ async def _vetted_url(ctx: Ctx, raw: str) -> str:
     return raw
 
 
-async def _event_head(session: AsyncSession, org_id: uuid.UUID) -> int:
-    head = await session.execute(select(func.max(Event.sequence)).where(of_org(org_id, Event)))
-    return int(head.scalar_one() or 0)
-
-
 async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
     """Register a receiver; it is sent every matching event from this one on (its own
     ``webhook_endpoint.created`` included, a first sign that deliveries work)."""
@@ -124,7 +117,7 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
             event_types=list(p.event_types or []),
             enabled=p.enabled is not False,
             secret=secret,
-            event_cursor=await _event_head(uow.session, ctx.org_id),
+            event_cursor=await EventRepository(ctx).last_sequence(uow.session),
             api_key_id=ctx.actor,
             created_at=now,
             updated_at=now,
@@ -172,7 +165,7 @@ async def update_endpoint(ctx: Ctx, endpoint_id: Any, data: Any) -> WebhookEndpo
     async with unit_of_work(ctx) as uow:
         endpoint = await load_endpoint(uow.session, ctx, endpoint_id, for_write=True)
         if changes.get("enabled") and not endpoint.enabled:
-            endpoint.event_cursor = await _event_head(uow.session, ctx.org_id)
+            endpoint.event_cursor = await EventRepository(ctx).last_sequence(uow.session)
             endpoint.failing_since = None
             endpoint.disabled_reason = None
         for name, value in changes.items():

@@ -8,16 +8,13 @@ from typing import Annotated, Any
 
 import orjson
 from pydantic import AfterValidator, Field, StringConstraints
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
 
 from evidence_gateway.auth import Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import Organization
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
@@ -25,6 +22,7 @@ from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories.keys import OrganizationRepository
 from evidence_gateway.store.repositories.webhooks import WebhookDeliveryRepository
 from evidence_gateway.webhooks import delivery, guard, sender, signing
 
@@ -96,7 +94,7 @@ async def send_test_webhook(ctx: Ctx, data: Any) -> WebhookTestResult:
     async with ctx.db.read() as session:
         endpoint = await _endpoint_ref(session, ctx, p.endpoint_id)
         workspace, pack, fields = await resolve_workspace_refs(session, ctx, p.workspace_id, p.report_pack_id)
-        org = (await session.execute(select(Organization).where(col(Organization.id) == ctx.org_id))).scalar_one()
+        org = await OrganizationRepository.of_caller(session, ctx)
     target_url = p.target_url or (endpoint.url if endpoint else None)
     if target_url is None:
         fields = {"target_url": "field required", **fields}
@@ -205,7 +203,7 @@ async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[LoggedAt
 async def get_viewer(ctx: Ctx) -> Viewer:
     """The calling organisation (its signing secret: ``viewer_signing_secret``)."""
     async with ctx.db.read() as session:
-        org = (await session.execute(select(Organization).where(col(Organization.id) == ctx.org_id))).scalar_one()
+        org = await OrganizationRepository.of_caller(session, ctx)
     return Viewer(org_id=org.id, organization_name=org.name)
 
 
@@ -213,17 +211,14 @@ async def viewer_signing_secret(ctx: Ctx) -> str:
     """The organisation's webhook signing secret: whoever holds it can forge our webhooks."""
     ctx.require(Scope.ADMIN)
     async with ctx.db.read() as session:
-        stmt = select(col(Organization.webhook_signing_secret)).where(col(Organization.id) == ctx.org_id)
-        return str((await session.execute(stmt)).scalar_one())
+        return (await OrganizationRepository.of_caller(session, ctx)).webhook_signing_secret
 
 
 async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -> str:
     """For the CLI: the organisation's secret, replaced by a new one first when ``rotate`` (the
     old one keeps signing beside it for ``signing.ROTATION_OVERLAP``, as an endpoint's does)."""
     async with db.write() as session:
-        org = (
-            await session.execute(select(Organization).where(col(Organization.name) == org_name))
-        ).scalar_one_or_none()
+        org = await OrganizationRepository.named(session, org_name)
         if org is None:
             raise NotFound(f"no organisation named {org_name!r}")
         if rotate:

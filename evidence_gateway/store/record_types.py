@@ -272,6 +272,29 @@ class EventRecord(NamedTuple):
     leaf_hash: bytes | None
 
 
+class ShipmentRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    workspace_id: uuid.UUID
+    import_batch_id: uuid.UUID
+    row_index: int
+    external_id: str | None
+    mode: str | None
+    distance_km: float | None
+    mass_tonnes: float | None
+    origin: str | None
+    destination: str | None
+    fuel_type: str | None
+    fuel_amount: float | None
+    carrier_intensity_g_per_tkm: float | None
+    distance_source: str
+    carrier_intensity_basis: str | None
+    vehicle_payload_tonnes: float | None
+    fuel_allocation_share: float | None
+    distance_type: str | None
+    shipment_date: date | None
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -289,4 +312,5 @@ TYPED: dict[str, type[Any]] = {
     "api_key": ApiKeyRecord,
     "organization": OrganizationRecord,
     "event": EventRecord,
+    "shipment": ShipmentRecord,
 }

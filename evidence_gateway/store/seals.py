@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.models import ApprovalAction, Event, PackArtifact, ReportPack, SignedStatement
+from evidence_gateway.models import (
+    ApprovalAction,
+    CalculationRun,
+    Event,
+    FactorVersion,
+    PackArtifact,
+    ReportPack,
+    SignedStatement,
+    Workspace,
+)
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.tlog import event_columns
 
@@ -93,3 +103,28 @@ async def pack_rows(
         actions = (await session.execute(select(ApprovalAction).where(col(ApprovalAction.org_id) == org_id))).scalars()
         files = (await session.execute(select(PackArtifact).where(col(PackArtifact.org_id) == org_id))).scalars()
         return list(packs), list(actions), list(files)
+
+
+class SealInputs(NamedTuple):
+    """What a pack's seal names besides its files: the pack and what it was built from."""
+
+    pack: ReportPack
+    run: CalculationRun | None
+    factors: FactorVersion | None
+    workspace: Workspace | None
+
+
+async def seal_inputs(session: AsyncSession, org_id: uuid.UUID, pack_id: uuid.UUID) -> SealInputs | None:
+    """The organisation's generated (hashed) pack and its run, factor version and workspace, or
+    None. The factor version is shared reference data, read by id (the run names it)."""
+    pack = await session.get(ReportPack, pack_id)
+    if pack is None or pack.org_id != org_id or pack.pack_hash is None:
+        return None
+    run = await session.get(CalculationRun, pack.calculation_run_id) if pack.calculation_run_id else None
+    if run is not None and run.org_id != org_id:
+        run = None
+    factors = await session.get(FactorVersion, run.factor_version_id) if run and run.factor_version_id else None
+    workspace = await session.get(Workspace, pack.workspace_id)
+    if workspace is not None and workspace.org_id != org_id:
+        workspace = None
+    return SealInputs(pack, run, factors, workspace)

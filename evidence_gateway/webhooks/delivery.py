@@ -21,8 +21,6 @@ from typing import Any
 
 import httpx
 import orjson
-from sqlalchemy import select, update
-from sqlmodel import col
 
 from evidence_gateway.auth import Principal
 from evidence_gateway.core.context import Ctx
@@ -35,6 +33,7 @@ from evidence_gateway.models import Event, MessageStatus, WebhookDelivery, Webho
 from evidence_gateway.read_models.representation import event_json, webhook_endpoint_json
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories import outbox
 from evidence_gateway.web.observability import metrics
 from evidence_gateway.webhooks import guard, sender, signing
 
@@ -155,14 +154,7 @@ async def load(db: Database, message_ids: list[uuid.UUID]) -> list[Job]:
     """The messages with their endpoints and events, in one query (gone ones are left out)."""
     if not message_ids:
         return []
-    async with db.read() as session:
-        rows = await session.execute(
-            select(WebhookMessage, WebhookEndpoint, Event)
-            .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
-            .join(Event, col(Event.id) == col(WebhookMessage.event_id))
-            .where(col(WebhookMessage.id).in_(message_ids))
-        )
-        return [Job(message, endpoint, event) for message, endpoint, event in rows.all()]
+    return [Job(message, endpoint, event) for message, endpoint, event in await outbox.jobs(db, message_ids)]
 
 
 async def try_once(settings: Settings, job: Job, clients: Clients | None = None) -> Attempt:
@@ -219,13 +211,7 @@ async def record(
         session = uow.session
         ids = [a.job.message.id for a in attempts]
         # Locked, so a concurrent delete of the endpoint (cascading to its messages) waits for us.
-        found = await session.execute(
-            select(WebhookMessage)
-            .where(col(WebhookMessage.id).in_(ids))
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        current = {m.id: m for m in found.scalars()}
+        current = await outbox.locked_messages(session, org_id, ids)
         deliveries = []
         for sent in attempts:
             message = current.get(sent.job.message.id)
@@ -291,17 +277,12 @@ async def _update_health(uow: UnitOfWork, settings: Settings, attempts: list[Att
         last[sent.job.endpoint.id] = (sent.job.endpoint, sent.outcome.delivered)
     session = uow.session
     for endpoint_id, (seen, delivered) in last.items():
-        by_id = col(WebhookEndpoint.id) == endpoint_id
         if delivered:
             if seen.failing_since is not None:
-                await session.execute(update(WebhookEndpoint).where(by_id).values(failing_since=None))
+                await outbox.mark_healthy(session, endpoint_id)
             continue
         if seen.failing_since is None:
-            await session.execute(
-                update(WebhookEndpoint)
-                .where(by_id, col(WebhookEndpoint.failing_since).is_(None))
-                .values(failing_since=now)
-            )
+            await outbox.mark_failing(session, endpoint_id, now)
             continue
         cutoff = now - timedelta(seconds=settings.webhook_disable_after_seconds)
         if seen.enabled and seen.failing_since < cutoff:
@@ -309,18 +290,7 @@ async def _update_health(uow: UnitOfWork, settings: Settings, attempts: list[Att
 
 
 async def _disable(uow: UnitOfWork, endpoint_id: uuid.UUID, cutoff: datetime, now: datetime) -> None:
-    endpoint = (
-        await uow.session.execute(
-            select(WebhookEndpoint)
-            .where(
-                col(WebhookEndpoint.id) == endpoint_id,
-                col(WebhookEndpoint.enabled),
-                col(WebhookEndpoint.failing_since) < cutoff,
-            )
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-    ).scalar_one_or_none()
+    endpoint = await outbox.lock_failing_since(uow.session, endpoint_id, cutoff)
     if endpoint is None:  # succeeded, re-enabled or disabled meanwhile
         return
     since = endpoint.failing_since.isoformat() if endpoint.failing_since else now.isoformat()

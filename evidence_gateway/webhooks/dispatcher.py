@@ -23,15 +23,13 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, literal, or_, select, union_all, update
-from sqlmodel import col
-
 from evidence_gateway.core import wakeups
 from evidence_gateway.core.leases import NODE_ID
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.models import Event, MessageStatus, WebhookEndpoint, WebhookMessage
+from evidence_gateway.models import MessageStatus, WebhookMessage
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.repositories import outbox
 from evidence_gateway.web.observability import tracing
 from evidence_gateway.webhooks import delivery
 
@@ -45,28 +43,6 @@ RECORD_BATCH = 200
 POLL_SECONDS = 1.0
 # After a wake-up, how long to let further commits gather: one round then serves many events.
 GATHER_SECONDS = 0.01
-
-
-# What every round looks at first, woken by every commit with events: which enabled endpoints are
-# behind the log, and whether any message is due. One statement, built once, read as rows (on
-# SQLite through the reader thread, off the write path's connection): a round costs one read.
-_HEAD = select(func.max(Event.sequence)).where(col(Event.org_id) == col(WebhookEndpoint.org_id)).scalar_subquery()
-_BEHIND: Select[str, uuid.UUID] = select(literal("behind").label("kind"), col(WebhookEndpoint.id).label("id")).where(
-    col(WebhookEndpoint.enabled), col(WebhookEndpoint.event_cursor) < _HEAD
-)
-_ONE_DUE = (
-    select(col(WebhookMessage.id))
-    .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
-    .where(
-        col(WebhookMessage.status) == MessageStatus.pending.value,
-        col(WebhookMessage.next_attempt_at) <= bindparam("now"),
-        or_(col(WebhookMessage.claimed_until).is_(None), col(WebhookMessage.claimed_until) < bindparam("now")),
-        col(WebhookEndpoint.enabled),
-    )
-    .limit(1)
-    .subquery()  # SQLite takes a LIMIT inside a compound select only in a subquery
-)
-_LOOK = union_all(_BEHIND, select(literal("due"), _ONE_DUE.c.id))
 
 
 class Dispatcher:
@@ -119,9 +95,8 @@ class Dispatcher:
         while True:
             self._wake.clear()
             try:
-                looked = await self.db.fetch(_LOOK, {"now": utcnow()})
-                behind = [row.id for row in looked if row.kind == "behind"]
-                any_due = any(row.kind == "due" for row in looked)
+                # One read a round, woken by every commit with events (store/repositories/outbox.py).
+                behind, any_due = await outbox.behind_and_due(self.db, utcnow())
                 progressed = 0
                 if behind:
                     with tracing.span("webhook fan-out", attributes={"evidence.endpoints": len(behind)}):
@@ -155,21 +130,10 @@ class Dispatcher:
 
     async def _fan_out_one(self, endpoint_id: uuid.UUID, room: int) -> tuple[int, list[delivery.Job]]:
         async with self.db.write() as session:
-            stmt = select(WebhookEndpoint).where(col(WebhookEndpoint.id) == endpoint_id, col(WebhookEndpoint.enabled))
-            stmt = self.db.skip_locked(stmt)  # another node is on it
-            endpoint = (await session.execute(stmt.execution_options(populate_existing=True))).scalar_one_or_none()
+            endpoint = await outbox.lock_endpoint(self.db, session, endpoint_id)  # None: another node is on it
             if endpoint is None:
                 return 0, []
-            events = list(
-                (
-                    await session.execute(
-                        select(Event)
-                        .where(col(Event.org_id) == endpoint.org_id, col(Event.sequence) > endpoint.event_cursor)
-                        .order_by(col(Event.sequence))
-                        .limit(FAN_OUT_BATCH)
-                    )
-                ).scalars()
-            )
+            events = await outbox.events_after(session, endpoint.org_id, endpoint.event_cursor, FAN_OUT_BATCH)
             if not events:
                 return 0, []
             wanted = set(endpoint.event_types)
@@ -264,26 +228,5 @@ class Dispatcher:
 
     async def claim(self, limit: int) -> list[uuid.UUID]:
         now = utcnow()
-        due = (
-            select(col(WebhookMessage.id))
-            .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
-            .where(
-                col(WebhookMessage.status) == MessageStatus.pending.value,
-                col(WebhookMessage.next_attempt_at) <= now,
-                or_(col(WebhookMessage.claimed_until).is_(None), col(WebhookMessage.claimed_until) < now),
-                col(WebhookEndpoint.enabled),
-            )
-            .order_by(col(WebhookMessage.next_attempt_at))
-            .limit(limit)
-        )
-        due = self.db.skip_locked(due, of=WebhookMessage)
         until = now + timedelta(seconds=self.settings.webhook_claim_seconds)
-        async with self.db.write() as session:
-            ids = list((await session.execute(due)).scalars())
-            if ids:
-                await session.execute(
-                    update(WebhookMessage)
-                    .where(col(WebhookMessage.id).in_(ids))
-                    .values(claimed_by=NODE_ID, claimed_until=until)
-                )
-        return ids
+        return await outbox.claim_due(self.db, NODE_ID, now, until, limit)

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+import uuid
+from collections.abc import Sequence
+from typing import Any
 
-from evidence_gateway.core.scoping import owned_by
-from evidence_gateway.models import Event
+from sqlalchemy import ColumnElement, Row, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
+
+from evidence_gateway.core.scoping import of_org, owned_by, table_of
+from evidence_gateway.models import ApiKey, Event
+from evidence_gateway.store.db import Database
+from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
 from evidence_gateway.store.record_types import EventRecord
 from evidence_gateway.store.repository import Repository
+
+# The event log's cursor order, oldest first: sequence is unique per organisation
+# (uq_event_org_sequence).
+_OLDEST_FIRST = Order.ascending_by("event", Event.sequence)
 
 
 class EventRepository(Repository[Event, EventRecord]):
@@ -29,8 +40,76 @@ class EventRepository(Repository[Event, EventRecord]):
         async with self.ctx.db.read() as session:
             return list((await session.execute(stmt)).scalars())
 
+    async def slice_oldest_first(self, **relay: Any) -> Slice[Event]:
+        """A cursor list (first/after, last/before) of the caller's events, oldest first."""
+        win = window(_OLDEST_FIRST, **relay)
+        return await keyset_slice(self.ctx.db, Event, [owned_by(self.ctx, Event)], _OLDEST_FIRST, win)
+
+    async def entity(self, event_id: uuid.UUID) -> Event | None:
+        """The caller's event as an entity (node(id) renders it as the scope may see it)."""
+        stmt = self.get_readable_statement().where(self.table.c.id == event_id)
+        async with self.ctx.db.read() as session:
+            found: Event | None = (await session.execute(stmt)).scalar_one_or_none()
+        return found
+
+    async def audit_rows(
+        self, session: AsyncSession, workspace_id: uuid.UUID, upto_sequence: int, types: list[str]
+    ) -> Sequence[Row[Any]]:
+        """(type, occurred_at, actor, display_prefix, subject_type, subject_id, data) of the
+        workspace's events of ``types`` up to ``upto_sequence``, in log order, each with its
+        actor key's display prefix (a pack's audit trail)."""
+        stmt = (
+            select(
+                col(Event.type),
+                col(Event.occurred_at),
+                col(Event.actor),
+                col(ApiKey.display_prefix),
+                col(Event.subject_type),
+                col(Event.subject_id),
+                col(Event.data),
+            )
+            .outerjoin(ApiKey, col(ApiKey.id) == col(Event.actor))
+            .where(
+                owned_by(self.ctx, Event),
+                col(Event.workspace_id) == workspace_id,
+                col(Event.sequence) <= upto_sequence,
+                col(Event.type).in_(types),
+            )
+            .order_by(col(Event.sequence))
+        )
+        return (await session.execute(stmt)).all()
+
     async def last_sequence(self, session: AsyncSession) -> int:
         """The caller's highest committed sequence, 0 before its first event (the audit trail's end)."""
         table = self.table
         stmt = select(func.coalesce(func.max(table.c.sequence), 0)).where(owned_by(self.ctx, table))
         return int((await session.execute(stmt)).scalar_one())
+
+
+# The subscription hub tails one organisation's log for all its subscribers, with the
+# organisation's id and no caller's context: these two reads are scoped by that id.
+
+
+async def org_last_sequence(db: Database, org_id: uuid.UUID) -> int:
+    """The organisation's newest committed sequence (0: no events yet)."""
+    async with db.read() as session:
+        found = await session.scalar(select(func.max(Event.sequence)).where(of_org(org_id, Event)))
+    return int(found or 0)
+
+
+async def org_events_after(
+    db: Database,
+    org_id: uuid.UUID,
+    after: int,
+    *,
+    until: int | None,
+    where: list[ColumnElement[bool]],
+    limit: int,
+) -> list[Event]:
+    """The organisation's events with ``after < sequence <= until`` matching ``where``, oldest first."""
+    table = table_of(Event)
+    stmt = select(Event).where(of_org(org_id, Event), table.c.sequence > after, *where)
+    if until is not None:
+        stmt = stmt.where(table.c.sequence <= until)
+    async with db.read() as session:
+        return list((await session.execute(stmt.order_by(table.c.sequence).limit(limit))).scalars())

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
-from evidence_gateway.models import EvidenceItem
+from evidence_gateway.core.scoping import owned_by
+from evidence_gateway.models import EvidenceItem, ReportPack, Shipment
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
@@ -41,3 +45,28 @@ class EvidenceItemRepository(Repository[EvidenceItem, EvidenceItemRecord]):
 
     async def of_packs(self, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:
         return await self.grouped_by("report_pack_id", pack_ids, _NEWEST)
+
+    async def for_pack(
+        self, session: AsyncSession, workspace_id: uuid.UUID, uploaded_until: datetime
+    ) -> list[EvidenceItem]:
+        """Items attached to the workspace, to one of its shipments, or to one of its packs,
+        uploaded by ``uploaded_until``, oldest first (a pack's evidence file)."""
+        ctx = self.ctx
+        packs = select(col(ReportPack.id)).where(
+            col(ReportPack.workspace_id) == workspace_id, owned_by(ctx, ReportPack)
+        )
+        shipments = select(col(Shipment.id)).where(col(Shipment.workspace_id) == workspace_id, owned_by(ctx, Shipment))
+        found = await session.execute(
+            select(EvidenceItem)
+            .where(
+                owned_by(ctx, EvidenceItem),
+                col(EvidenceItem.uploaded_at) <= uploaded_until,
+                or_(
+                    col(EvidenceItem.workspace_id) == workspace_id,
+                    col(EvidenceItem.report_pack_id).in_(packs),
+                    col(EvidenceItem.shipment_id).in_(shipments),
+                ),
+            )
+            .order_by(col(EvidenceItem.uploaded_at).asc(), col(EvidenceItem.id).asc())
+        )
+        return list(found.scalars())

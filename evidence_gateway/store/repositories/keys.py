@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import of_org
 from evidence_gateway.models import ApiKey, Organization
 from evidence_gateway.store.record_types import ApiKeyRecord
@@ -49,6 +50,13 @@ class OrganizationRepository:
     async def named(session: AsyncSession, name: str) -> Organization | None:
         stmt = select(Organization).where(col(Organization.name) == name)
         return (await session.execute(stmt)).scalar_one_or_none()
+
+    @staticmethod
+    async def of_caller(session: AsyncSession, ctx: Ctx) -> Organization:
+        """The caller's own organisation (its name and webhook signing secrets)."""
+        stmt = select(Organization).where(col(Organization.id) == ctx.org_id)
+        org: Organization = (await session.execute(stmt)).scalar_one()
+        return org
 
     @staticmethod
     def add(session: AsyncSession, org: Organization) -> None:

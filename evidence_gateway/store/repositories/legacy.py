@@ -26,6 +26,16 @@ class LegacyReportRepository(Repository[LegacyReport, LegacyReportRecord]):
         """Every report of the caller's organisation (the candidates of a calculation without data)."""
         return list((await session.execute(self.get_readable_statement())).scalars())
 
+    @staticmethod
+    async def any_org_by_ids(session: AsyncSession, ids: list[uuid.UUID]) -> dict[uuid.UUID, LegacyReport]:
+        """``{id: report}`` among ``ids``, of any organisation. Not org-scoped on purpose: the
+        legacy import refuses a record whose id another organisation already holds, and only a
+        read across organisations can see that id is taken."""
+        if not ids:
+            return {}
+        found = await session.execute(select(LegacyReport).where(table_of(LegacyReport).c.id.in_(ids)))
+        return {r.id: r for r in found.scalars()}
+
     async def successors(
         self, session: AsyncSession, ids: list[uuid.UUID]
     ) -> tuple[dict[uuid.UUID, uuid.UUID], dict[uuid.UUID, uuid.UUID]]:

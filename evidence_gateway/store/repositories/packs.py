@@ -22,7 +22,7 @@ from evidence_gateway.models import (
     PackStatus,
     ReportPack,
 )
-from evidence_gateway.store.db import rows_changed
+from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.store.joined import Joined
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
@@ -156,6 +156,29 @@ class PackArtifactRepository(Repository[PackArtifact, PackArtifactRecord]):
     async def of_packs(self, pack_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[PackArtifactRecord]]:
         """The artifacts of each pack (stored order)."""
         return await self.grouped_by("report_pack_id", pack_ids)
+
+    async def entity(self, artifact_id: uuid.UUID) -> PackArtifact | None:
+        """The caller's artifact as an entity (a download streams its stored bytes)."""
+        async with self.ctx.db.read() as session:
+            return await self.load(session, artifact_id)
+
+    @staticmethod
+    async def entities_of_packs(session: AsyncSession, pack_ids: list[uuid.UUID]) -> list[PackArtifact]:
+        """The artifacts of these packs as entities (stored order). Not org-scoped: the packs were
+        reached already, each through the caller's scope (packs/lookup.load_pack)."""
+        if not pack_ids:
+            return []
+        found = await session.execute(select(PackArtifact).where(_ARTIFACT.c.report_pack_id.in_(pack_ids)))
+        return list(found.scalars())
+
+    @staticmethod
+    async def entity_for_link(db: Database, artifact_id: uuid.UUID) -> PackArtifact | None:
+        """The artifact a signed link names, as an entity. Not org-scoped: the link's signature is
+        the capability (checked before, and it names this artifact), and its holder has no key."""
+        async with db.read() as session:
+            found = await session.execute(select(PackArtifact).where(_ARTIFACT.c.id == artifact_id))
+            artifact: PackArtifact | None = found.scalar_one_or_none()
+        return artifact
 
     @staticmethod
     async def fail_of_pack(session: AsyncSession, pack_id: uuid.UUID, message: str) -> None:
