@@ -293,6 +293,13 @@ class ShipmentRecord(NamedTuple):
     fuel_allocation_share: float | None
     distance_type: str | None
     shipment_date: date | None
+    teu: float | None
+    carrier_intensity_distance_basis: str | None
+    carrier_intensity_category: str | None
+    loaded_distance_km: float | None
+    empty_distance_km: float | None
+    empty_running_share: float | None
+    electricity_country: str | None
 
 
 # By table name: the typed record of each table that has one.
