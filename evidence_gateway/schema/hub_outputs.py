@@ -69,7 +69,7 @@ def _operation(item: dict[str, Any]) -> HubOperation:
     )
 
 
-def hub_operations(raw: dict[str, Any] | None) -> HubOperations | None:
+def hub_operations(raw: Any) -> HubOperations | None:
     """The typed twin of ``hubsJson``: null without hub rows, as the stored value is."""
     if raw is None:
         return None
