@@ -5,6 +5,7 @@ a second lookup."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -37,13 +38,18 @@ class LoggedAttempt:
         return getattr(self.record, name)
 
 
-async def with_message_state(ctx: Ctx, page: Page[Any]) -> Page[LoggedAttempt]:
-    ids = sorted({item.message_id for item in page.items if item.message_id is not None}, key=str)
+async def attempts_of(ctx: Ctx, found: Sequence[Any]) -> list[LoggedAttempt]:
+    """Recorded attempts with the state of their message (one statement for them all)."""
+    ids = sorted({item.message_id for item in found if item.message_id is not None}, key=str)
     states: dict[uuid.UUID, tuple[str, datetime | None]] = {}
     if ids:
         for row in await rows(ctx, _STATES, message_ids=ids):
             # Only an owed message has a next attempt; delivered and failed ones are done.
             due = row.next_attempt_at if row.status == MessageStatus.pending.value else None
             states[row.id] = (row.status, due)
-    items = [LoggedAttempt(item, *states.get(item.message_id, (None, None))) for item in page.items]
+    return [LoggedAttempt(item, *states.get(item.message_id, (None, None))) for item in found]
+
+
+async def with_message_state(ctx: Ctx, page: Page[Any]) -> Page[LoggedAttempt]:
+    items = await attempts_of(ctx, page.items)
     return Page(items=items, page=page.page, per_page=page.per_page, total=page.total)

@@ -74,7 +74,9 @@ async def list_reports(request: Request) -> Response:
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
     base = ctx.settings.public_base_url
-    return paginated(await legacy.list_legacy_reports(ctx, params), lambda v: LegacyReport.render_view(v, base))
+    return paginated(
+        await legacy.list_legacy_reports(ctx, params), lambda v: LegacyReport.render_view(v, base), request=request
+    )
 
 
 @with_deprecation
