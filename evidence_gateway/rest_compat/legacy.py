@@ -61,7 +61,10 @@ def with_deprecation(handler: Handler) -> Handler:
             if exc.status == 401:
                 headers["WWW-Authenticate"] = "Bearer"
             return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+        paging = response.headers.get("Link")
         response.headers.update(headers)
+        if paging:  # a list's first/prev/next/last beside the successor (one Link, RFC 8288)
+            response.headers["Link"] = f"{headers['Link']}, {paging}"
         return response
 
     wrapped.__doc__ = handler.__doc__
