@@ -10,10 +10,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from evidence_gateway.auth import Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import NotFound
 from evidence_gateway.models import Event
+from evidence_gateway.resolvers.delivery_log import LoggedAttempt, attempts_of
 from evidence_gateway.resolvers.events import as_seen_by
+from evidence_gateway.resolvers.legacy import LegacyReportView, views_of
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
@@ -25,7 +28,10 @@ from evidence_gateway.store.record_types import (
 from evidence_gateway.store.repositories.calculations import CalculationRunRepository
 from evidence_gateway.store.repositories.events import EventRepository
 from evidence_gateway.store.repositories.evidence import EvidenceItemRepository
+from evidence_gateway.store.repositories.imports import ImportBatchRepository
+from evidence_gateway.store.repositories.legacy import LegacyReportRepository
 from evidence_gateway.store.repositories.packs import ReportPackRepository
+from evidence_gateway.store.repositories.webhooks import WebhookDeliveryRepository, WebhookEndpointRepository
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
@@ -61,4 +67,53 @@ async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
     """The caller's event log, oldest first."""
     found = await EventRepository(ctx).slice_oldest_first(**relay)
     found.items[:] = [as_seen_by(ctx, e) for e in found.items]
+    return found
+
+
+async def webhook_endpoints(ctx: Ctx, **relay: Any) -> Slice[Any]:
+    """The organisation's webhook endpoints, newest first (admin: they hold secrets)."""
+    ctx.require(Scope.ADMIN)
+    return await WebhookEndpointRepository(ctx).slice(**relay)
+
+
+async def webhook_deliveries(ctx: Ctx, **relay: Any) -> Slice[LoggedAttempt]:
+    """Delivery attempts, newest first: an admin key reads all, others the tests to a bare URL
+    (as webhookDeliveries)."""
+    repo = WebhookDeliveryRepository(ctx)
+    where = [] if ctx.principal.scope.allows(Scope.ADMIN) else [repo.table.c.endpoint_id.is_(None)]
+    found = await repo.slice(*where, **relay)
+    found.items[:] = await attempts_of(ctx, found.items)
+    return found
+
+
+async def legacy_reports(ctx: Ctx, **relay: Any) -> Slice[LegacyReportView]:
+    """Legacy v1 reports, newest first, with their successors."""
+    found = await LegacyReportRepository(ctx).slice(**relay)
+    found.items[:] = await views_of(ctx, found.items)
+    return found
+
+
+# Nested lists: each parent's page, every parent of a batch in one statement (DataLoaders).
+_NESTED: dict[str, tuple[Any, str]] = {
+    "workspace.imports": (ImportBatchRepository, "workspace_id"),
+    "workspace.packs": (ReportPackRepository, "workspace_id"),
+    "workspace.calculation_runs": (CalculationRunRepository, "workspace_id"),
+    "workspace.evidence_items": (EvidenceItemRepository, "workspace_id"),
+    "pack.evidence_items": (EvidenceItemRepository, "report_pack_id"),
+    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id"),
+}
+
+
+async def nested(ctx: Ctx, relation: str, parents: list[uuid.UUID], **relay: Any) -> dict[uuid.UUID, Slice[Any]]:
+    """The same page of ``relation`` for each parent the caller already holds (rows of the
+    caller's organisation only, as every list)."""
+    repository, parent = _NESTED[relation]
+    if relation == "endpoint.deliveries":
+        ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
+    found: dict[uuid.UUID, Slice[Any]] = await repository(ctx).slices_by(parent, parents, **relay)
+    if relation == "endpoint.deliveries":
+        every = [item for page in found.values() for item in page.items]
+        attempts = iter(await attempts_of(ctx, every))
+        for page in found.values():
+            page.items[:] = [next(attempts) for _ in page.items]
     return found

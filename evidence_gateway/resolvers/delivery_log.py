@@ -5,6 +5,7 @@ a second lookup."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,11 +30,16 @@ class LoggedAttempt:
         return getattr(self.record, name)
 
 
-async def with_message_state(ctx: Ctx, page: Page[Any]) -> Page[LoggedAttempt]:
-    ids = sorted({item.message_id for item in page.items if item.message_id is not None}, key=str)
+async def attempts_of(ctx: Ctx, found: Sequence[Any]) -> list[LoggedAttempt]:
+    """Recorded attempts with the state of their message (one statement for them all)."""
+    ids = sorted({item.message_id for item in found if item.message_id is not None}, key=str)
     states: dict[uuid.UUID, tuple[str, datetime | None]] = {}
     for message_id, (status, next_attempt_at) in (await WebhookMessageStates(ctx).of(ids)).items():
         # Only an owed message has a next attempt; delivered and failed ones are done.
         states[message_id] = (status, next_attempt_at if status == MessageStatus.pending.value else None)
-    items = [LoggedAttempt(item, *states.get(item.message_id, (None, None))) for item in page.items]
+    return [LoggedAttempt(item, *states.get(item.message_id, (None, None))) for item in found]
+
+
+async def with_message_state(ctx: Ctx, page: Page[Any]) -> Page[LoggedAttempt]:
+    items = await attempts_of(ctx, page.items)
     return Page(items=items, page=page.page, per_page=page.per_page, total=page.total)

@@ -54,6 +54,12 @@ async def _views(
     return [LegacyReportView(r, ws.get(r.id), packs.get(r.id)) for r in reports]
 
 
+async def views_of(ctx: Ctx, reports: Sequence[LegacyReportRecord]) -> list[LegacyReportView]:
+    """Reports with their successors (one read for them all)."""
+    async with ctx.db.read() as session:
+        return await _views(session, ctx, reports)
+
+
 async def list_legacy_reports(ctx: Ctx, params: PageParams) -> Page[LegacyReportView]:
     """Newest first, like workspaces: the page and its total in one statement, then the successors."""
     page = await LegacyReportRepository(ctx).page(params)

@@ -8,7 +8,7 @@ from starlette.routing import Route
 
 from evidence_gateway.read_models import EventPage
 from evidence_gateway.resolvers import events
-from evidence_gateway.rest_compat.http import JSONResponse, caller
+from evidence_gateway.rest_compat.http import JSONResponse, caller, link_header, link_to
 
 
 async def list_events(request: Request) -> Response:
@@ -16,7 +16,10 @@ async def list_events(request: Request) -> Response:
     ctx = await caller(request)
     query = request.query_params
     page = await events.list_events(ctx, query.get("after"), query.get("limit"))
-    return JSONResponse(EventPage.render_page(page))
+    links = {"first": link_to(request, after=None)}
+    if page.has_more and page.next_cursor is not None:
+        links["next"] = link_to(request, after=page.next_cursor)
+    return JSONResponse(EventPage.render_page(page), headers={"Link": link_header(links)})
 
 
 routes = [Route("/v2/events", list_events, methods=["GET"])]

@@ -31,7 +31,7 @@ async def list_evidence_items(request: Request) -> Response:
     query = request.query_params
     params = page_params(query.get("page"), query.get("per_page"))
     page = await evidence.list_evidence_items(ctx, params, query.get("workspace_id"))
-    return paginated(page, EvidenceItemOut.render)
+    return paginated(page, EvidenceItemOut.render, request=request)
 
 
 async def get_evidence_item(request: Request) -> Response:

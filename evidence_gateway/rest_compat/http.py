@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -18,7 +19,17 @@ from evidence_gateway.web.request_id import request_id_of
 T = TypeVar("T")
 Serializer = Callable[[T], dict[str, Any]]
 
-__all__ = ["JSONResponse", "Serializer", "caller", "envelope", "etag_matches", "not_modified", "paginated"]
+__all__ = [
+    "JSONResponse",
+    "Serializer",
+    "caller",
+    "envelope",
+    "etag_matches",
+    "link_header",
+    "link_to",
+    "not_modified",
+    "paginated",
+]
 
 
 async def caller(request: Request) -> Ctx:
@@ -52,11 +63,43 @@ def envelope(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def paginated(page: Page[T], serialize: Serializer[T], headers: Mapping[str, str] | None = None) -> JSONResponse:
+def link_to(request: Request, **params: Any) -> str:
+    """This list's URL with ``params`` replacing (or, when None, dropping) query parameters."""
+    kept = [(k, v) for k, v in request.query_params.multi_items() if k not in params]
+    kept += [(k, str(v)) for k, v in params.items() if v is not None]
+    base = request.app.state.settings.public_base_url.rstrip("/") + request.url.path
+    return f"{base}?{urlencode(kept)}" if kept else base
+
+
+def link_header(links: Mapping[str, str]) -> str:
+    """An RFC 8288 ``Link`` value: ``<url>; rel="next"``, comma-separated."""
+    return ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items())
+
+
+def page_links(request: Request, page: Page[Any]) -> str:
+    """first / prev / next / last of a page/per_page list, each keeping the request's filters."""
+    last = max(1, -(-page.total // page.per_page))
+
+    def at(number: int) -> str:
+        return link_to(request, page=number, per_page=page.per_page)
+
+    links = {"first": at(1)}
+    if page.page > 1:
+        links["prev"] = at(min(page.page - 1, last))
+    if page.page < last:
+        links["next"] = at(page.page + 1)
+    links["last"] = at(last)
+    return link_header(links)
+
+
+def paginated(
+    page: Page[T], serialize: Serializer[T], headers: Mapping[str, str] | None = None, *, request: Request
+) -> JSONResponse:
+    """The contract's ``{data, pagination}`` body and its ``Link`` header (RFC 8288)."""
     return JSONResponse(
         {
             "data": [serialize(item) for item in page.items],
             "pagination": PaginationMeta.render(page),
         },
-        headers=headers,
+        headers={**(headers or {}), "Link": page_links(request, page)},
     )

@@ -55,7 +55,10 @@ def with_deprecation(handler: Handler) -> Handler:
             if exc.status == 401:
                 headers["WWW-Authenticate"] = "Bearer"
             return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+        paging = response.headers.get("Link")
         response.headers.update(headers)
+        if paging:  # a list's first/prev/next/last beside the successor (one Link, RFC 8288)
+            response.headers["Link"] = f"{headers['Link']}, {paging}"
         return response
 
     wrapped.__doc__ = handler.__doc__
@@ -68,7 +71,9 @@ async def list_reports(request: Request) -> Response:
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
     base = ctx.settings.public_base_url
-    return paginated(await legacy.list_legacy_reports(ctx, params), lambda v: LegacyReport.render_view(v, base))
+    return paginated(
+        await legacy.list_legacy_reports(ctx, params), lambda v: LegacyReport.render_view(v, base), request=request
+    )
 
 
 @with_deprecation

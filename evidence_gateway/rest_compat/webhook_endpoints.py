@@ -33,7 +33,7 @@ async def list_endpoints(request: Request) -> Response:
     """GET /v2/webhook-endpoints: newest first."""
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await endpoints.list_endpoints(ctx, params), EndpointOut.render)
+    return paginated(await endpoints.list_endpoints(ctx, params), EndpointOut.render, request=request)
 
 
 async def get_endpoint(request: Request) -> Response:
@@ -80,7 +80,7 @@ async def list_deliveries(request: Request) -> Response:
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
     page = await endpoints.list_endpoint_deliveries(ctx, request.path_params["id"], params)
-    return paginated(page, DeliveryOut.render)
+    return paginated(page, DeliveryOut.render, request=request)
 
 
 async def retry_delivery(request: Request) -> Response:

@@ -33,7 +33,7 @@ async def list_deliveries(request: Request) -> Response:
     """GET /v2/webhooks/deliveries (extension): every recorded attempt, newest first."""
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await webhooks.list_webhook_deliveries(ctx, params), WebhookDelivery.render)
+    return paginated(await webhooks.list_webhook_deliveries(ctx, params), WebhookDelivery.render, request=request)
 
 
 routes = [

@@ -22,7 +22,7 @@ async def list_workspaces(request: Request) -> Response:
     """GET /v2/workspaces: the caller's workspaces, newest first."""
     ctx = await caller(request)
     params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await workspaces.list_workspaces(ctx, params), WorkspaceOut.render)
+    return paginated(await workspaces.list_workspaces(ctx, params), WorkspaceOut.render, request=request)
 
 
 async def create_workspace(request: Request) -> Response:

@@ -39,7 +39,17 @@ from evidence_gateway.schema.outputs import (
     mode_totals,
     quality_rules,
 )
-from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.schema.relay import (
+    After,
+    Before,
+    Connection,
+    First,
+    Last,
+    Node,
+    connection,
+    deprecated_for,
+    nested_connection,
+)
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 
 GqlInfo = Info[GraphQLContext, None]
@@ -255,12 +265,15 @@ class WorkspaceCalculationFields:
         self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
     ) -> Connection[CalculationRunType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
-        found = await connections.calculation_runs(
-            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+        convert = lambda r: from_model(CalculationRunType, r)  # noqa: E731
+        return await nested_connection(
+            info, "workspace.calculation_runs", workspace_id, convert, first, after, last, before
         )
-        return connection(found, lambda r: from_model(CalculationRunType, r))
 
-    @strawberry.field(description="Every calculation run of the workspace (completed and failed), newest first.")
+    @strawberry.field(
+        description="Every calculation run of the workspace (completed and failed), newest first.",
+        deprecation_reason=deprecated_for("calculationRunsConnection"),
+    )
     async def calculation_runs(self, info: GqlInfo) -> list[CalculationRunType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
         runs = await info.context.loader(calculation_reads.runs_by_workspace_ids, default=[]).load(workspace_id)
@@ -285,7 +298,17 @@ class Query:
         return [from_model(MethodologyProfileType, p) for p in profiles]
 
     @strawberry.field(
-        description=f"Legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
+        description=f"DEPRECATED: legacy v1 reports, newest first, by cursor. {LEGACY_DEPRECATION}",
+        deprecation_reason=LEGACY_DEPRECATION,
+    )
+    async def legacy_reports_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[LegacyReportType]:
+        found = await connections.legacy_reports(info.context.ctx, first=first, after=after, last=last, before=before)
+        return connection(found, _legacy)
+
+    @strawberry.field(
+        description=f"DEPRECATED: legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
         deprecation_reason=LEGACY_DEPRECATION,
     )
     async def legacy_reports(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> LegacyReportPage:

@@ -17,7 +17,7 @@ from evidence_gateway.models import Event
 from evidence_gateway.resolvers import connections, events
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.outputs import EventData, event_data, json_deprecation
-from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection, deprecated_for
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -87,7 +87,10 @@ class Query:
         found = await connections.events(info.context.ctx, first=first, after=after, last=last, before=before)
         return connection(found, event_type)
 
-    @strawberry.field(description="The organisation's event log after a cursor, oldest first (at most 200).")
+    @strawberry.field(
+        description="The organisation's event log after a cursor, oldest first (at most 200).",
+        deprecation_reason=deprecated_for("eventsConnection"),
+    )
     async def events(
         self,
         info: GqlInfo,

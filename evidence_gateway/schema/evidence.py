@@ -17,7 +17,17 @@ from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import AttachmentScope, EvidenceType, VerificationStatus
 from evidence_gateway.schema.outputs import MetadataEntry, json_deprecation, metadata_entries
-from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.schema.relay import (
+    After,
+    Before,
+    Connection,
+    First,
+    Last,
+    Node,
+    connection,
+    deprecated_for,
+    nested_connection,
+)
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -100,7 +110,22 @@ def evidence_item(obj: object) -> EvidenceItemType:
 class WorkspaceEvidenceFields:
     """Fields this domain adds to `Workspace` (WorkspaceType inherits them)."""
 
-    @strawberry.field(description="Evidence items attached to this workspace (incl. its packs and shipments).")
+    @strawberry.field(
+        description="Evidence items attached to this workspace (incl. its packs and shipments), newest first, "
+        "by cursor."
+    )
+    async def evidence_items_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[EvidenceItemType]:
+        ws_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
+        return await nested_connection(
+            info, "workspace.evidence_items", ws_id, evidence_item, first, after, last, before
+        )
+
+    @strawberry.field(
+        description="Evidence items attached to this workspace (incl. its packs and shipments).",
+        deprecation_reason=deprecated_for("evidenceItemsConnection"),
+    )
     async def evidence_items(self, info: GqlInfo) -> list[EvidenceItemType]:
         ws_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
         items = await info.context.loader(evidence.evidence_items_by_workspace_ids, default=[]).load(ws_id)
@@ -137,7 +162,10 @@ class Query:
         )
         return connection(found, evidence_item)
 
-    @strawberry.field(description="The caller's evidence items, newest first; optionally one workspace's.")
+    @strawberry.field(
+        description="The caller's evidence items, newest first; optionally one workspace's.",
+        deprecation_reason=deprecated_for("evidenceItemsConnection"),
+    )
     async def evidence_items(
         self,
         info: GqlInfo,

@@ -12,7 +12,7 @@ from strawberry.types import Info
 
 from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
 from evidence_gateway.read_models import packs as links
-from evidence_gateway.resolvers import approvals, calculation_reads, connections, pack_reads, packs
+from evidence_gateway.resolvers import approvals, calculation_reads, pack_reads, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
@@ -20,7 +20,16 @@ from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
-from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.schema.relay import (
+    After,
+    Before,
+    Connection,
+    First,
+    Last,
+    Node,
+    deprecated_for,
+    nested_connection,
+)
 from evidence_gateway.store.record_types import ApprovalActionRecord as StoredApproval
 from evidence_gateway.store.record_types import PackArtifactRecord, ReportPackRecord
 
@@ -154,7 +163,16 @@ class ReportPackType(Node):
     async def audit_trail_url(self, info: GqlInfo) -> str | None:
         return await _artifact_url(info, self.id, ArtifactType.audit_trail)
 
-    @strawberry.field(description="Evidence items that name this pack (report_pack_id), newest first.")
+    @strawberry.field(description="Evidence items that name this pack (report_pack_id), newest first, by cursor.")
+    async def evidence_items_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[EvidenceItemType]:
+        return await nested_connection(info, "pack.evidence_items", self.id, evidence_item, first, after, last, before)
+
+    @strawberry.field(
+        description="Evidence items that name this pack (report_pack_id), newest first.",
+        deprecation_reason=deprecated_for("evidenceItemsConnection"),
+    )
     async def evidence_items(self, info: GqlInfo) -> list[EvidenceItemType]:
         found = await info.context.loader(evidence_items_by_pack_ids, default=[]).load(self.id)
         return [evidence_item(e) for e in found]
@@ -218,12 +236,12 @@ class WorkspacePackFields:
         self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
     ) -> Connection[ReportPackType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
-        found = await connections.packs(
-            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
-        )
-        return connection(found, pack_type)
+        return await nested_connection(info, "workspace.packs", workspace_id, pack_type, first, after, last, before)
 
-    @strawberry.field(description="Every pack of the workspace, newest version first.")
+    @strawberry.field(
+        description="Every pack of the workspace, newest version first.",
+        deprecation_reason=deprecated_for("packsConnection"),
+    )
     async def packs(self, info: GqlInfo) -> list[ReportPackType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
         found = await info.context.loader(pack_reads.packs_by_workspace_ids, default=[]).load(workspace_id)

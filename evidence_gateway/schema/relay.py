@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 
+from evidence_gateway.core.context import Ctx
+from evidence_gateway.resolvers import connections
 from evidence_gateway.store.keyset import DEFAULT_PAGE, MAX_PAGE, Slice
 
 T = TypeVar("T")
@@ -93,3 +96,43 @@ def connection(found: Slice[M], convert: Callable[[M], T]) -> Connection[T]:
         ),
         source=found,
     )
+
+
+def deprecated_for(replacement: str) -> str:
+    """The dated deprecation reason of a field a connection replaces (docs/graphql-schema.md)."""
+    return f"Deprecated since {DEPRECATED_SINCE}; use {replacement}."
+
+
+DEPRECATED_SINCE = "2026-11-26"
+
+
+@dataclass(frozen=True)
+class _NestedPage:
+    """A DataLoader batch function per nested list and page arguments: every parent asking the
+    same page of the same list in one request shares one statement."""
+
+    relation: str
+    first: int | None
+    after: str | None
+    last: int | None
+    before: str | None
+
+    async def __call__(self, ctx: Ctx, parents: list[uuid.UUID]) -> dict[uuid.UUID, Slice[Any]]:
+        relay = {"first": self.first, "after": self.after, "last": self.last, "before": self.before}
+        return await connections.nested(ctx, self.relation, parents, **relay)
+
+
+async def nested_connection(
+    info: Any,
+    relation: str,
+    parent_id: uuid.UUID,
+    convert: Callable[[Any], T],
+    first: int | None,
+    after: str | None,
+    last: int | None,
+    before: str | None,
+) -> Connection[T]:
+    """A parent's page of a nested list (``connections.nested``), batched with its siblings'."""
+    batch = _NestedPage(relation, first, after, last, before)
+    found: Slice[Any] = await info.context.loader(batch).load(parent_id)
+    return connection(found, convert)

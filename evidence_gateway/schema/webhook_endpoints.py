@@ -13,12 +13,23 @@ from strawberry.types import Info
 from evidence_gateway.core.events import EventType
 from evidence_gateway.models import WebhookEndpoint
 from evidence_gateway.read_models.webhooks import endpoint_status
+from evidence_gateway.resolvers import connections
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.outputs import json_deprecation
+from evidence_gateway.schema.relay import (
+    After,
+    Before,
+    Connection,
+    First,
+    Last,
+    connection,
+    deprecated_for,
+    nested_connection,
+)
 from evidence_gateway.schema.webhooks import WebhookDeliveryPage, WebhookDeliveryType
 from evidence_gateway.store.record_types import WebhookEndpointRecord
 
@@ -57,7 +68,17 @@ class WebhookEndpointType:
     def subscribed_event_types(self) -> list[EventType]:
         return [EventType(t) for t in self.event_types]
 
-    @strawberry.field(description="Attempts to this endpoint, newest first.")
+    @strawberry.field(description="Attempts to this endpoint, newest first, by cursor.")
+    async def deliveries_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[WebhookDeliveryType]:
+        convert = lambda d: from_model(WebhookDeliveryType, d)  # noqa: E731
+        return await nested_connection(info, "endpoint.deliveries", self.id, convert, first, after, last, before)
+
+    @strawberry.field(
+        description="Attempts to this endpoint, newest first.",
+        deprecation_reason=deprecated_for("deliveriesConnection"),
+    )
     async def deliveries(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> WebhookDeliveryPage:
         result = await endpoints.list_endpoint_deliveries(info.context.ctx, self.id, page_params(page, per_page))
         return WebhookDeliveryPage(
@@ -127,7 +148,19 @@ def _with_secret(result: endpoints.EndpointWithSecret) -> WebhookEndpointWithSec
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="The organisation's webhook endpoints, newest first.")
+    @strawberry.field(description="The organisation's webhook endpoints, newest first, by cursor.")
+    async def webhook_endpoints_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[WebhookEndpointType]:
+        found = await connections.webhook_endpoints(
+            info.context.ctx, first=first, after=after, last=last, before=before
+        )
+        return connection(found, endpoint_type)
+
+    @strawberry.field(
+        description="The organisation's webhook endpoints, newest first.",
+        deprecation_reason=deprecated_for("webhookEndpointsConnection"),
+    )
     async def webhook_endpoints(
         self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20
     ) -> WebhookEndpointPage:

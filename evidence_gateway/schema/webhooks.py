@@ -11,12 +11,13 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
-from evidence_gateway.resolvers import webhooks
+from evidence_gateway.resolvers import connections, webhooks
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.outputs import WebhookPayload, json_deprecation, webhook_payload
+from evidence_gateway.schema.relay import After, Before, Connection, First, Last, connection, deprecated_for
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -130,7 +131,22 @@ class Query:
     async def viewer(self, info: GqlInfo) -> ViewerType:
         return from_model(ViewerType, await webhooks.get_viewer(info.context.ctx))
 
-    @strawberry.field(description="The caller's webhook delivery attempts, newest first.")
+    @strawberry.field(
+        description="The caller's webhook delivery attempts, newest first, by cursor (without an admin key: the "
+        "tests sent to a bare URL only, as webhookDeliveries)."
+    )
+    async def webhook_deliveries_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[WebhookDeliveryType]:
+        found = await connections.webhook_deliveries(
+            info.context.ctx, first=first, after=after, last=last, before=before
+        )
+        return connection(found, lambda d: from_model(WebhookDeliveryType, d))
+
+    @strawberry.field(
+        description="The caller's webhook delivery attempts, newest first.",
+        deprecation_reason=deprecated_for("webhookDeliveriesConnection"),
+    )
     async def webhook_deliveries(
         self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20
     ) -> WebhookDeliveryPage:

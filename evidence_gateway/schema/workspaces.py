@@ -30,7 +30,17 @@ from evidence_gateway.schema.enums import (
 )
 from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
 from evidence_gateway.schema.packs import WorkspacePackFields
-from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection
+from evidence_gateway.schema.relay import (
+    After,
+    Before,
+    Connection,
+    First,
+    Last,
+    Node,
+    connection,
+    deprecated_for,
+    nested_connection,
+)
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -68,7 +78,17 @@ class WorkspaceType(Node, WorkspaceCalculationFields, WorkspacePackFields, Works
     updated_at: datetime = strawberry.field(description="Last change.")
     data_version: int = strawberry.field(description="Raised by every import; a calculation records the one it read.")
 
-    @strawberry.field(description="Import batches of this workspace, newest first.")
+    @strawberry.field(description="Import batches of this workspace, newest first, by cursor.")
+    async def imports_connection(
+        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+    ) -> Connection[ImportBatchType]:
+        convert = lambda b: from_model(ImportBatchType, b)  # noqa: E731
+        return await nested_connection(info, "workspace.imports", self.id, convert, first, after, last, before)
+
+    @strawberry.field(
+        description="Import batches of this workspace, newest first.",
+        deprecation_reason=deprecated_for("importsConnection"),
+    )
     async def imports(self, info: GqlInfo) -> list[ImportBatchType]:
         batches = await info.context.loader(imports.imports_by_workspace_ids, default=[]).load(self.id)
         return [from_model(ImportBatchType, b) for b in batches]
@@ -199,7 +219,10 @@ async def _prefetch_relations(info: GqlInfo, items: Sequence[Any]) -> None:
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="The caller's workspaces, newest first.")
+    @strawberry.field(
+        description="The caller's workspaces, newest first.",
+        deprecation_reason=deprecated_for("workspacesConnection"),
+    )
     async def workspaces(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> WorkspacePage:
         ctx = info.context.ctx
         result = await workspaces.list_workspaces(ctx, page_params(page, per_page))

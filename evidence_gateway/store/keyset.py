@@ -13,6 +13,7 @@ boundary never splits or repeats rows that share a timestamp.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import uuid
@@ -247,3 +248,98 @@ async def keyset_slice(
         _has_previous=has_previous,
         _count=count,
     )
+
+
+def _shared(compute: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
+    """``compute`` run at most once however many slices of a batch ask (concurrently or not)."""
+    task: list[asyncio.Future[Any]] = []
+
+    async def once() -> Any:
+        if not task:
+            task.append(asyncio.ensure_future(compute()))
+        return await task[0]
+
+    return once
+
+
+async def keyset_slices(
+    db: Database,
+    model: Any,
+    scoped: Sequence[ColumnElement[bool]],
+    parent: str,
+    parents: Sequence[Any],
+    order: Order,
+    win: Window,
+) -> dict[Any, Slice[Any]]:
+    """The same page of each parent's rows (a workspace's packs, an endpoint's deliveries) for
+    many parents in one statement: a window function numbers each parent's rows in list order
+    and the page keeps the first ``size + 1`` of each. The totals and the far-side probes, when
+    a client selects them, are one grouped statement each for the whole batch (no N+1)."""
+    table = table_of(model)
+    group = table.c[parent]
+    typed = TYPED[table.name]
+    within = [*scoped, group.in_(list(parents))]
+    bounds = list(within)
+    if win.after is not None:
+        bounds.append(order.beyond(win.after))
+    if win.before is not None:
+        bounds.append(order.before(win.before))
+    backward = win.last is not None
+    size = win.last if backward else win.first
+    assert size is not None
+    found: dict[Any, list[Any]] = {p: [] for p in parents}
+    if size and parents:
+        rank = func.row_number().over(partition_by=group, order_by=order.sort(reverse=backward)).label("page_rank")
+        numbered = select(*table.c, rank).where(*bounds).subquery()
+        stmt = (
+            select(*(numbered.c[c.name] for c in table.c))
+            .where(numbered.c.page_rank <= size + 1)
+            .order_by(numbered.c[parent], numbered.c.page_rank)
+        )
+        async with db.read() as session:
+            for row in await session.execute(stmt):
+                record = typed._make(row)
+                found[getattr(record, parent)].append(record)
+
+    async def grouped(*condition: ColumnElement[bool]) -> dict[Any, int]:
+        stmt = select(group, func.count()).where(*within, *condition).group_by(group)
+        async with db.read() as session:
+            return {key: int(n) for key, n in await session.execute(stmt)}
+
+    counts = _shared(grouped)
+    probes: dict[str, Callable[[], Awaitable[Any]]] = {}
+    for name, values, side in (("after", win.after, order.beyond), ("before", win.before, order.before)):
+        if values is not None:
+            probes[name] = _shared(lambda side=side, values=values: grouped(not_(side(values))))
+
+    def probe(name: str, key: Any) -> Callable[[], Awaitable[bool]]:
+        if name not in probes:
+            return _known(False)
+        run = probes[name]
+
+        async def behind() -> bool:
+            return bool((await run()).get(key))
+
+        return behind
+
+    out: dict[Any, Slice[Any]] = {}
+    for key, rows in found.items():
+        more = len(rows) > size
+        rows = rows[:size]
+        if backward:
+            rows.reverse()
+            has_previous, has_next = _known(more), probe("before", key)
+        else:
+            has_next, has_previous = _known(more), probe("after", key)
+
+        async def total(key: Any = key) -> int:
+            return (await counts()).get(key, 0)
+
+        out[key] = Slice(
+            items=rows,
+            cursors=[order.encode(order.key_of(r)) for r in rows],
+            _has_next=has_next,
+            _has_previous=has_previous,
+            _count=total,
+        )
+    return out

@@ -10,6 +10,7 @@ itself, an ORM session) is a method's implementation, never a second API beside 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from functools import cache
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -18,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned, owned_by, readable, rows, table_of
-from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.store.keyset import Order, Slice, keyset_slice, keyset_slices, window
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
 
 M = TypeVar("M")  # the table model (an ORM entity in a unit of work)
@@ -90,6 +91,14 @@ class Repository(Generic[M, R]):
         win = window(order, **relay)
         scoped = [owned_by(self.ctx, self.table), *where]
         return await keyset_slice(self.ctx.db, self.model, scoped, order, win)
+
+    async def slices_by(self, parent: str, parents: Sequence[uuid.UUID], **relay: Any) -> dict[uuid.UUID, Slice[R]]:
+        """The same cursor page of each parent's rows (``parent`` the column naming it: a
+        workspace's packs), all parents in one statement (nested connections' DataLoaders)."""
+        order = self._order
+        win = window(order, **relay)
+        scoped = [owned_by(self.ctx, self.table)]
+        return await keyset_slices(self.ctx.db, self.model, scoped, parent, parents, order, win)
 
     async def load(self, session: AsyncSession, row_id: uuid.UUID, *, for_update: bool = False) -> M | None:
         """The entity, in a unit of work's session; ``for_update`` locks its row (PostgreSQL) and
