@@ -16,10 +16,10 @@ import orjson
 
 from evidence_gateway.core import evidence_keys
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.merkle import Tree
 from evidence_gateway.errors import Conflict
 from evidence_gateway.packs.lookup import artifacts_of, load_pack
 from evidence_gateway.resolvers import pack_reads, seals, tlog
+from evidence_gateway.resolvers.tlog_tree import proof_tree
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store import artifact_files as files
 from evidence_gateway.store import tlog as tlog_store
@@ -43,7 +43,8 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
     if not any(s.kind == "seal" for s in statements):
         raise Conflict("the pack's generation is not in the log yet", status=pack.status)
     checkpoint = await tlog.issue_checkpoint(ctx.db, ctx.settings, ctx.org_id)
-    tree = Tree(await tlog_store.leaves(ctx.db, ctx.org_id, checkpoint.size))
+    indices = [s.event_sequence - 1 for s in statements]
+    tree = await proof_tree(ctx.db, ctx.org_id, checkpoint.size, inclusions=indices)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         listed = []
