@@ -76,5 +76,5 @@ class SignedStatement(SQLModel, table=True):
     key_id: str = Field(max_length=16, nullable=False)
     envelope: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = created_field()
-    # A seal's RFC 3161 TimeStampResp (DER) over its signature, when an authority is configured.
+    # The statement's RFC 3161 TimeStampResp (DER) over its signature, when an authority is configured.
     timestamp: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))

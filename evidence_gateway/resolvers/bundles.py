@@ -48,6 +48,7 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         listed = []
+        stamped = False
         for artifact in artifacts:
             name = artifact.file_name or artifact.artifact_type
             zf.writestr(f"artifacts/{name}", await files.read_whole(ctx.db, artifact))
@@ -57,11 +58,9 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
         for statement in statements:
             stem = "seal" if statement.kind == "seal" else f"statements/{statement.event_sequence}"
             zf.writestr(f"{stem}.dsse.json", statement.envelope)
-            if statement.kind == "seal" and statement.timestamp is not None:
-                zf.writestr("seal.tsr", statement.timestamp)
-                chain = await _tsa_chain(ctx.settings.tsa_ca_file)
-                if chain is not None:
-                    zf.writestr("tsa-chain.pem", chain)
+            if statement.timestamp is not None:
+                zf.writestr(f"{stem}.tsr", statement.timestamp)
+                stamped = True
             event = await _event(ctx, statement.event_sequence)
             index = statement.event_sequence - 1
             zf.writestr(f"log/leaves/{statement.event_sequence}.json", tlog_store.leaf_of(event))
@@ -71,6 +70,9 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
                 "audit_path": [base64.b64encode(h).decode() for h in tree.inclusion(index, checkpoint.size)],
             }
             zf.writestr(f"log/proofs/{statement.event_sequence}.json", _json(proof))
+        chain = await _tsa_chain(ctx.settings.tsa_ca_file) if stamped else None
+        if chain is not None:
+            zf.writestr("tsa-chain.pem", chain)
         zf.writestr("log/checkpoint.txt", checkpoint.note)
         keys = [
             {"key_id": row.key_id, "vkey": evidence_keys.public_of(row).vkey}
