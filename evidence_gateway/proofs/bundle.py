@@ -104,13 +104,13 @@ def _check_timestamp(entries: Entries, report: Report, tsa_ca: bytes | None) -> 
         signature = b64decode(str(_json(entries, envelope)["signatures"][0]["sig"]))
         try:
             when = timestamp.check_reply(reply, signature)
-            issuer = timestamp.check_chain(reply, tsa_ca) if tsa_ca is not None else None
+            issuer = timestamp.check_chain(reply, tsa_ca, when) if tsa_ca is not None else None
         except timestamp.TimestampError as exc:
             raise _fail(f"{name}: {exc}") from None
         except ValueError as exc:
             raise _fail(f"{name}: malformed time-stamp: {exc}") from None
         signer = timestamp.signer_certificate(reply).subject.rfc4514_string()
-        chain = f", issued by {issuer}" if issuer else " (not chained: no --tsa-ca)"
+        chain = f", chained to {issuer}" if issuer else " (not chained: no --tsa-ca)"
         what = "the seal's" if envelope == "seal.dsse.json" else f"{envelope}'s"
         report.ok(f"time-stamp: {what} signature existed at {when.isoformat()}, by {signer}{chain}")
 
