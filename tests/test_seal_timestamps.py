@@ -200,7 +200,7 @@ async def test_a_seal_is_time_stamped_and_both_verifiers_agree(
     assert bad.returncode == 1 and "seal.tsr" in bad.stderr, bad.stderr
 
     # Another CA does not vouch for this authority.
-    with pytest.raises(VerificationError, match="not issued by the given CA"):
+    with pytest.raises(VerificationError, match="does not chain to the given CA"):
         verify_entries(entries, tsa_ca=_new_ca(tmp_path, "Other CA"))
 
 
@@ -224,3 +224,48 @@ async def test_a_tsa_that_is_down_does_not_stop_a_pack_and_is_asked_again(
     # --tsa-ca asks for a time-stamp that a bundle without one cannot give.
     with pytest.raises(VerificationError, match="seal.tsr is missing"):
         verify_entries(entries, tsa_ca=tsa.ca.read_bytes())
+
+
+async def test_approval_statements_are_time_stamped_too(configured: Configured, tsa: Tsa, tmp_path: Path) -> None:
+    async with configured(tsa_url=tsa.url, tsa_ca_file=str(tsa.ca)) as api:
+        _pack_id, content = await _bundle(api)
+    entries = read_entries(content)
+    statements = sorted(n for n in entries if n.startswith("statements/") and n.endswith(".dsse.json"))
+    assert len(statements) == 2  # requested, approved
+    stamps = [n.removesuffix(".dsse.json") + ".tsr" for n in statements]
+    assert all(name in entries for name in stamps)
+    ca = tsa.ca.read_bytes()
+    report = verify_entries(entries, tsa_ca=ca)
+    stamped = [line for line in report.checks if line.startswith("time-stamp:")]
+    assert len(stamped) == 3 and all(f"{n}'s signature existed at" in " ".join(stamped) for n in statements)
+
+    # openssl agrees that a statement's token is over that statement's signature.
+    signature = base64.b64decode(json.loads(entries[statements[0]])["signatures"][0]["sig"])
+    (tmp_path / "sig.bin").write_bytes(signature)
+    (tmp_path / "st.tsr").write_bytes(entries[stamps[0]])
+    command = ["openssl", "ts", "-verify", "-data", str(tmp_path / "sig.bin"), "-in", str(tmp_path / "st.tsr")]
+    done = await asyncio.to_thread(subprocess.run, [*command, "-CAfile", str(tsa.ca)], capture_output=True, text=True)
+    assert done.returncode == 0 and "Verification: OK" in done.stdout, done.stdout + done.stderr
+
+    # A token moved to another statement, a flipped imprint, a missing token under --tsa-ca and a
+    # token of no statement are each refused, naming the entry.
+    swapped = dict(entries)
+    swapped[stamps[0]], swapped[stamps[1]] = entries[stamps[1]], entries[stamps[0]]
+    with pytest.raises(VerificationError, match="other data"):
+        verify_entries(swapped)
+    token = entries[stamps[1]]
+    at = token.index(
+        hashlib.sha256(base64.b64decode(json.loads(entries[statements[1]])["signatures"][0]["sig"])).digest()
+    )
+    flipped = dict(entries)
+    flipped[stamps[1]] = token[:at] + bytes([token[at] ^ 1]) + token[at + 1 :]
+    with pytest.raises(VerificationError, match=stamps[1]):
+        verify_entries(flipped)
+    missing = {k: v for k, v in entries.items() if k != stamps[0]}
+    verify_entries(missing)  # without --tsa-ca a time-stamp is optional
+    with pytest.raises(VerificationError, match=f"{stamps[0]} is missing"):
+        verify_entries(missing, tsa_ca=ca)
+    stray = dict(entries)
+    stray["statements/999.tsr"] = token
+    with pytest.raises(VerificationError, match="statements/999.tsr"):
+        verify_entries(stray)

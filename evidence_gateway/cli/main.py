@@ -206,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--tsa-ca",
         metavar="CA.pem",
-        help="PEM certificates the seal's time-stamp authority must be issued by (e.g. the bundle's tsa-chain.pem)",
+        help="PEM root certificates (and intermediates) every time-stamp's authority must chain to, each"
+        " certificate valid at the stamped time (e.g. the bundle's tsa-chain.pem); revocation is not checked",
     )
     verify.set_defaults(run=("verify", "verify"))
     log = command(sub, "log", "the transparency log")

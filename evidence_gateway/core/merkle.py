@@ -10,7 +10,7 @@ this exact code with nothing but the standard library. Leaves are given by their
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 EMPTY_ROOT = hashlib.sha256(b"").digest()
 
@@ -34,15 +34,25 @@ def _split(n: int) -> int:
 
 class Tree:
     """A tree over ``leaves`` (leaf hashes, index order). Hashes of complete subtrees are kept,
-    so a root and then proofs over the same leaves cost one pass."""
+    so a root and then proofs over the same leaves cost one pass.
 
-    def __init__(self, leaves: Sequence[bytes]) -> None:
+    A tree may also be given only some leaves (by index) and the hashes of complete subtrees
+    (``known``, by leaf range) with its ``size``: it then answers whatever those cover, which is
+    how proofs are made from the log's subtree cache (resolvers/tlog_tree.py)."""
+
+    def __init__(
+        self,
+        leaves: Sequence[bytes] | Mapping[int, bytes],
+        size: int | None = None,
+        known: Mapping[tuple[int, int], bytes] | None = None,
+    ) -> None:
         self.leaves = leaves
-        self._memo: dict[tuple[int, int], bytes] = {}
+        self._size = len(leaves) if size is None else size
+        self._memo: dict[tuple[int, int], bytes] = dict(known or {})
 
     @property
     def size(self) -> int:
-        return len(self.leaves)
+        return self._size
 
     def hash(self, lo: int, hi: int) -> bytes:
         """MTH of leaves[lo:hi]."""
@@ -182,14 +192,24 @@ def frontier(tree: Tree, size: int) -> list[bytes]:
     return out
 
 
-def extend(hashes: list[bytes], size: int, leaves: Sequence[bytes]) -> list[bytes]:
-    """The frontier after appending ``leaves`` (leaf hashes) to a tree of ``size``."""
+def extend(
+    hashes: list[bytes],
+    size: int,
+    leaves: Sequence[bytes],
+    completed: list[tuple[int, int, bytes]] | None = None,
+    min_level: int = 0,
+) -> list[bytes]:
+    """The frontier after appending ``leaves`` (leaf hashes) to a tree of ``size``. Each complete
+    subtree of 2**level leaves (level >= ``min_level``) formed on the way is added to
+    ``completed`` as (level, first leaf index, hash)."""
     stack = list(hashes)
     for leaf in leaves:
         value, level = leaf, 0
         while size >> level & 1:
             value = node_hash(stack.pop(), value)
             level += 1
+            if completed is not None and level >= min_level:
+                completed.append((level, size + 1 - (1 << level), value))
         stack.append(value)
         size += 1
     return stack

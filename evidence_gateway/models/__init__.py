@@ -28,7 +28,7 @@ from evidence_gateway.models.packs import (
     ReportPack,
 )
 from evidence_gateway.models.persisted_queries import PersistedQuery
-from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint
+from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint, TlogSubtree
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
     DistanceSource,
@@ -48,6 +48,7 @@ __all__ = [
     "EvidenceKey",
     "SignedStatement",
     "TlogCheckpoint",
+    "TlogSubtree",
     "PersistedQuery",
     "ApiKey",
     "ApprovalAction",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Column, Index, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, Index, LargeBinary, SmallInteger, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.models.base import created_field, id_field, org_fk
@@ -26,6 +26,19 @@ class TlogCheckpoint(SQLModel, table=True):
     key_id: str = Field(max_length=16, nullable=False)
     note: str = Field(sa_column=Column(Text, nullable=False))
     issued_at: datetime = created_field()
+
+
+class TlogSubtree(SQLModel, table=True):
+    """The hash of a complete, aligned subtree of an organisation's log: leaves ``first_leaf`` ..
+    ``first_leaf + 2**level - 1``. A cache (core/subtrees.py): proofs read these instead of every
+    leaf; written as checkpoints complete them or when a proof first needs one, never changed."""
+
+    __tablename__ = "tlog_subtree"
+
+    org_id: uuid.UUID = Field(foreign_key="organization.id", primary_key=True)
+    level: int = Field(sa_column=Column(SmallInteger, primary_key=True, autoincrement=False))
+    first_leaf: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    hash: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
 
 
 class EvidenceKey(SQLModel, table=True):
@@ -63,5 +76,5 @@ class SignedStatement(SQLModel, table=True):
     key_id: str = Field(max_length=16, nullable=False)
     envelope: str = Field(sa_column=Column(Text, nullable=False))
     created_at: datetime = created_field()
-    # A seal's RFC 3161 TimeStampResp (DER) over its signature, when an authority is configured.
+    # The statement's RFC 3161 TimeStampResp (DER) over its signature, when an authority is configured.
     timestamp: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))

@@ -87,24 +87,32 @@ def verify_entries(entries: Entries, pinned: list[PublicKey] | None = None, tsa_
 
 
 def _check_timestamp(entries: Entries, report: Report, tsa_ca: bytes | None) -> None:
-    """seal.tsr, when present: an RFC 3161 time-stamp over the seal's signature; chained to
-    ``tsa_ca`` when given (else only to the certificate the token carries)."""
-    reply = entries.get("seal.tsr")
-    if reply is None:
-        if tsa_ca is not None:
-            raise _fail("seal.tsr is missing: the seal has no time-stamp to check against --tsa-ca")
-        return
-    signature = b64decode(str(_json(entries, "seal.dsse.json")["signatures"][0]["sig"]))
-    try:
-        when = timestamp.check_reply(reply, signature)
-        issuer = timestamp.check_chain(reply, tsa_ca) if tsa_ca is not None else None
-    except timestamp.TimestampError as exc:
-        raise _fail(f"seal.tsr: {exc}") from None
-    except ValueError as exc:
-        raise _fail(f"seal.tsr: malformed time-stamp: {exc}") from None
-    signer = timestamp.signer_certificate(reply).subject.rfc4514_string()
-    chain = f", issued by {issuer}" if issuer else " (not chained: no --tsa-ca)"
-    report.ok(f"time-stamp: the seal's signature existed at {when.isoformat()}, by {signer}{chain}")
+    """seal.tsr and statements/N.tsr, when present: RFC 3161 time-stamps over their statement's
+    signature; chained to ``tsa_ca`` when given (else only to the certificate the token carries),
+    and then every statement must have one."""
+    statements = sorted(n for n in entries if n.startswith("statements/") and n.endswith(".dsse.json"))
+    stamps = {"seal.dsse.json": "seal.tsr"} | {n: n.removesuffix(".dsse.json") + ".tsr" for n in statements}
+    stray = {n for n in entries if n.endswith(".tsr")} - set(stamps.values())
+    if stray:
+        raise _fail(f"time-stamps of no statement in the bundle: {', '.join(sorted(stray))}")
+    for envelope, name in stamps.items():
+        reply = entries.get(name)
+        if reply is None:
+            if tsa_ca is not None:
+                raise _fail(f"{name} is missing: {envelope} has no time-stamp to check against --tsa-ca")
+            continue
+        signature = b64decode(str(_json(entries, envelope)["signatures"][0]["sig"]))
+        try:
+            when = timestamp.check_reply(reply, signature)
+            issuer = timestamp.check_chain(reply, tsa_ca, when) if tsa_ca is not None else None
+        except timestamp.TimestampError as exc:
+            raise _fail(f"{name}: {exc}") from None
+        except ValueError as exc:
+            raise _fail(f"{name}: malformed time-stamp: {exc}") from None
+        signer = timestamp.signer_certificate(reply).subject.rfc4514_string()
+        chain = f", chained to {issuer}" if issuer else " (not chained: no --tsa-ca)"
+        what = "the seal's" if envelope == "seal.dsse.json" else f"{envelope}'s"
+        report.ok(f"time-stamp: {what} signature existed at {when.isoformat()}, by {signer}{chain}")
 
 
 def _verify(entries: Entries, pinned: list[PublicKey] | None) -> Report:

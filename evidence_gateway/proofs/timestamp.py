@@ -134,16 +134,74 @@ def _verify(
         raise TimestampError("the token's signature does not verify with its TSA certificate") from None
 
 
-def check_chain(reply: bytes, ca_pem: bytes) -> str:
-    """That the token's TSA certificate is issued by a certificate of ``ca_pem`` (or is one);
-    the issuer's subject."""
-    cert = signer_certificate(reply)
-    for ca in x509.load_pem_x509_certificates(ca_pem):
-        if ca == cert:
-            return ca.subject.rfc4514_string()
+def check_chain(reply: bytes, ca_pem: bytes, when: datetime) -> str:
+    """That the token's TSA certificate chains to a certificate of ``ca_pem`` (the roots trusted;
+    intermediates come from the token or the same file), each link signed by its issuer, every
+    issuer a CA allowed to sign certificates, and every certificate of the chain, the root too,
+    valid at ``when`` (the token's genTime). The root's subject. Revocation is not checked."""
+    anchors = x509.load_pem_x509_certificates(ca_pem)
+    try:
+        signed = tsp.TimeStampResp.load(reply)["time_stamp_token"]["content"]
+        pool = [*_carried(signed), *anchors]
+        cert = signer_certificate(reply)
+    except TimestampError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the parsers' errors on hostile DER are many kinds
+        raise TimestampError(f"malformed certificate in the time-stamp: {type(exc).__name__} {exc}") from None
+    for _depth in range(8):
+        _valid_at(cert, when)
+        if cert in anchors:
+            return cert.subject.rfc4514_string()
+        issuer = next((c for c in pool if c != cert and _issued(cert, c)), None)
+        if issuer is None:
+            raise TimestampError(f"the TSA certificate does not chain to the given CA: no issuer of {_name(cert)}")
+        _may_issue(issuer)
+        cert = issuer
+    raise TimestampError("the TSA certificate chain is longer than 8")
+
+
+def _carried(signed: cms.SignedData) -> list[x509.Certificate]:
+    """The token's certificates that parse (one that does not cannot link a chain; the signer's is
+    parsed on its own)."""
+    out = []
+    for choice in signed["certificates"] or []:
         try:
-            cert.verify_directly_issued_by(ca)
-        except (ValueError, TypeError, InvalidSignature):
+            out.append(x509.load_der_x509_certificate(choice.chosen.dump()))
+        except Exception:  # noqa: BLE001, S112 - unparsable: not a link
             continue
-        return ca.subject.rfc4514_string()
-    raise TimestampError("the TSA certificate is not issued by the given CA")
+    return out
+
+
+def _name(cert: x509.Certificate) -> str:
+    return cert.subject.rfc4514_string()
+
+
+def _issued(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(issuer)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
+
+
+def _valid_at(cert: x509.Certificate, when: datetime) -> None:
+    if not cert.not_valid_before_utc <= when <= cert.not_valid_after_utc:
+        raise TimestampError(
+            f"{_name(cert)} was not valid at the time-stamp's time {when.isoformat()} "
+            f"(valid {cert.not_valid_before_utc.isoformat()} to {cert.not_valid_after_utc.isoformat()})"
+        )
+
+
+def _may_issue(cert: x509.Certificate) -> None:
+    try:
+        constraints = cert.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        constraints = None
+    if constraints is None or not constraints.ca:
+        raise TimestampError(f"{_name(cert)} signed a certificate of the chain but is not a CA")
+    try:
+        usage = cert.extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        return
+    if not usage.key_cert_sign:
+        raise TimestampError(f"{_name(cert)} signed a certificate of the chain but may not sign certificates")

@@ -16,10 +16,10 @@ import orjson
 
 from evidence_gateway.core import evidence_keys
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.merkle import Tree
 from evidence_gateway.errors import Conflict
 from evidence_gateway.packs.lookup import artifacts_of, load_pack
 from evidence_gateway.resolvers import pack_reads, seals, tlog
+from evidence_gateway.resolvers.tlog_tree import proof_tree
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store import artifact_files as files
 from evidence_gateway.store import tlog as tlog_store
@@ -43,10 +43,12 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
     if not any(s.kind == "seal" for s in statements):
         raise Conflict("the pack's generation is not in the log yet", status=pack.status)
     checkpoint = await tlog.issue_checkpoint(ctx.db, ctx.settings, ctx.org_id)
-    tree = Tree(await tlog_store.leaves(ctx.db, ctx.org_id, checkpoint.size))
+    indices = [s.event_sequence - 1 for s in statements]
+    tree = await proof_tree(ctx.db, ctx.org_id, checkpoint.size, inclusions=indices)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         listed = []
+        stamped = False
         for artifact in artifacts:
             name = artifact.file_name or artifact.artifact_type
             zf.writestr(f"artifacts/{name}", await files.read_whole(ctx.db, artifact))
@@ -56,11 +58,9 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
         for statement in statements:
             stem = "seal" if statement.kind == "seal" else f"statements/{statement.event_sequence}"
             zf.writestr(f"{stem}.dsse.json", statement.envelope)
-            if statement.kind == "seal" and statement.timestamp is not None:
-                zf.writestr("seal.tsr", statement.timestamp)
-                chain = await _tsa_chain(ctx.settings.tsa_ca_file)
-                if chain is not None:
-                    zf.writestr("tsa-chain.pem", chain)
+            if statement.timestamp is not None:
+                zf.writestr(f"{stem}.tsr", statement.timestamp)
+                stamped = True
             event = await _event(ctx, statement.event_sequence)
             index = statement.event_sequence - 1
             zf.writestr(f"log/leaves/{statement.event_sequence}.json", tlog_store.leaf_of(event))
@@ -70,6 +70,9 @@ async def pack_bundle(ctx: Ctx, pack_id: Any) -> tuple[str, bytes]:
                 "audit_path": [base64.b64encode(h).decode() for h in tree.inclusion(index, checkpoint.size)],
             }
             zf.writestr(f"log/proofs/{statement.event_sequence}.json", _json(proof))
+        chain = await _tsa_chain(ctx.settings.tsa_ca_file) if stamped else None
+        if chain is not None:
+            zf.writestr("tsa-chain.pem", chain)
         zf.writestr("log/checkpoint.txt", checkpoint.note)
         keys = [
             {"key_id": row.key_id, "vkey": evidence_keys.public_of(row).vkey}

@@ -3,7 +3,8 @@
 For each organisation: the events are numbered 1..n without gaps; each stored leaf hash is the
 hash of its event's canonical bytes, recomputed from the event row; every kept checkpoint is
 signed by a known key and its root is the root recomputed from the event rows (so every
-checkpoint is consistent with the log as stored now); every signed statement verifies and names
+checkpoint is consistent with the log as stored now); every cached subtree hash (the proofs'
+shortcut) is the tree's; every signed statement verifies and names
 the leaf its event has; every pack's stored pack_hash and file digests, and every approval row,
 agree with what the log recorded when they happened. An edit of an event, a leaf, a checkpoint,
 a pack, its files or an approval behind the server's back is reported.
@@ -85,6 +86,10 @@ async def _audit_org(db: Database, org_id: uuid.UUID, keys: list[PublicKey], res
             problems.append(f"org {org_id}: checkpoint {parsed.size}: the events no longer hash to its signed root")
         elif b"".join(frontier(tree, cp.size)) != bytes(cp.frontier):
             problems.append(f"org {org_id}: checkpoint {cp.size}: its stored frontier is not the tree's")
+    for level, first, value in await store.all_subtrees(db, org_id):
+        last = first + (1 << level)
+        if first % (1 << level) or last > tree.size or tree.hash(first, last) != value:
+            problems.append(f"org {org_id}: cached subtree of leaves {first}..{last - 1} is not the tree's")
     await _audit_packs(db, org_id, keys, tree, logged, problems)
     result.checked.append(f"org {org_id}: {len(recomputed)} events, {len(checkpoints)} checkpoints")
 

@@ -67,7 +67,7 @@ async def seal_pack(
                 )
     statements = await store.statements_of(db, org_id, pack_id)
     if settings.tsa_url:
-        for unstamped in (s for s in statements if s.kind == "seal" and s.timestamp is None):
+        for unstamped in (s for s in statements if s.timestamp is None):
             await timestamps.stamp(db, settings, unstamped)
         statements = await store.statements_of(db, org_id, pack_id)
     return statements

@@ -1,7 +1,9 @@
-"""RFC 3161 time-stamps of seals from the configured authority (``EVIDENCE_TSA_URL``).
+"""RFC 3161 time-stamps of packs' signed statements (seals and approvals' status statements) from
+the configured authority (``EVIDENCE_TSA_URL``).
 
-A time-stamp adds to a seal; it never holds one up: an authority that is down or answers amiss
-leaves the seal without a token (logged), and the next request for the pack's bundle asks again.
+A time-stamp adds to a statement; it never holds one up: an authority that is down or answers
+amiss leaves the statement without a token (logged), and the next request for the pack's bundle
+asks again.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 def seal_signature(envelope: str) -> bytes:
-    """The bytes stamped: the seal's (first) DSSE signature."""
+    """The bytes stamped: the statement's (first) DSSE signature."""
     return base64.b64decode(orjson.loads(envelope)["signatures"][0]["sig"])
 
 
@@ -37,7 +39,16 @@ async def stamp(db: Database, settings: Settings, statement: SignedStatement) ->
         answer.raise_for_status()
         when = timestamp.check_reply(answer.content, signature, nonce)
     except (httpx.HTTPError, timestamp.TimestampError) as exc:
-        log.warning("pack %s: no time-stamp for its seal: %s", statement.pack_id, str(exc) or type(exc).__name__)
+        log.warning(
+            "pack %s: no time-stamp for its %s statement of event %s: %s",
+            statement.pack_id, statement.kind, statement.event_sequence, str(exc) or type(exc).__name__,
+        )  # fmt: skip
         return
     await store.keep_timestamp(db, statement.id, answer.content)
-    log.info("pack %s: seal time-stamped at %s", statement.pack_id, when.isoformat())
+    log.info(
+        "pack %s: %s of event %s time-stamped at %s",
+        statement.pack_id,
+        statement.kind,
+        statement.event_sequence,
+        when.isoformat(),
+    )

@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evidence_gateway.auth import Scope
-from evidence_gateway.core import evidence_keys, merkle
+from evidence_gateway.core import evidence_keys, merkle, subtrees
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.merkle import Tree
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.errors import InternalError, InvalidInput, NotFound
 from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.proofs.notes import Checkpoint, sign_note
 from evidence_gateway.resolvers import seals
 from evidence_gateway.resolvers.events import ADMIN_ONLY_DATA
+from evidence_gateway.resolvers.tlog_tree import proof_tree
 from evidence_gateway.resolvers.validation import canonical_uuid
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import tlog as store
@@ -55,7 +55,8 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
     if len(added) != size - start or any(len(h) != 32 for h in added):
         # Never sign a root over a log with holes: `log verify` says what is wrong.
         raise InternalError("the event log has gaps or events without leaves", org_id=str(org_id))
-    edge = merkle.extend(edge, start, added)
+    completed: list[tuple[int, int, bytes]] = []
+    edge = merkle.extend(edge, start, added, completed, subtrees.CHUNK_LEVEL)
     root = merkle.root_of_frontier(edge)
     key = await evidence_keys.signing_key(db, settings)
     note = sign_note(Checkpoint(evidence_keys.origin(settings, org_id), size, root).text(), key)
@@ -63,6 +64,8 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
         org_id=org_id, size=size, root=root, frontier=b"".join(edge), key_id=key.key_id, note=note, issued_at=utcnow()
     )
     stored = await store.store_checkpoint(db, row)
+    # The subtrees these leaves completed, for proofs (resolvers/tlog_tree.py).
+    await store.keep_subtrees(db, org_id, completed)
     # The packs' events the checkpoint newly covers get their statements (each range once).
     await seals.seal_new_events(db, settings, org_id, latest.size if latest is not None else 0, size)
     return stored
@@ -102,7 +105,7 @@ async def inclusion(ctx: Ctx, event_id: Any, size: Any = None) -> InclusionProof
         if cp.size < event.sequence:
             raise InvalidInput(fields={"size": "the checkpoint does not include this event"})
     index = event.sequence - 1
-    tree = Tree(await store.leaves(ctx.db, ctx.org_id, cp.size))
+    tree = await proof_tree(ctx.db, ctx.org_id, cp.size, inclusions=[index])
     leaf = store.leaf_of(event)
     hidden = ADMIN_ONLY_DATA.get(event.subject_type) and not ctx.principal.scope.allows(Scope.ADMIN)
     return InclusionProof(
@@ -125,7 +128,7 @@ async def consistency(ctx: Ctx, old: Any, new: Any) -> ConsistencyProof:
     second = await store.checkpoint(ctx.db, ctx.org_id, new_size)
     if first is None or second is None:
         raise NotFound("checkpoint not found")
-    tree = Tree(await store.leaves(ctx.db, ctx.org_id, new_size))
+    tree = await proof_tree(ctx.db, ctx.org_id, new_size, consistencies=[(old_size, new_size)])
     return ConsistencyProof(first, second, tree.consistency(old_size, new_size))
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +16,7 @@ from sqlmodel import col
 from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.tlog import leaf_bytes
-from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint
+from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint, TlogSubtree
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.db import Database
 
@@ -125,6 +125,39 @@ async def store_checkpoint(db: Database, row: TlogCheckpoint) -> TlogCheckpoint:
     stored = await checkpoint(db, row.org_id, row.size)
     assert stored is not None
     return stored
+
+
+async def subtrees(
+    db: Database, org_id: uuid.UUID, wanted: Collection[tuple[int, int]]
+) -> dict[tuple[int, int], bytes]:
+    """The cached hashes of ``wanted`` subtrees (level, first leaf) there are."""
+    if not wanted:
+        return {}
+    firsts = sorted({first for _level, first in wanted})
+    stmt = select(col(TlogSubtree.level), col(TlogSubtree.first_leaf), col(TlogSubtree.hash)).where(
+        col(TlogSubtree.org_id) == org_id, col(TlogSubtree.first_leaf).in_(firsts)
+    )
+    async with db.read() as session:
+        rows = (await session.execute(stmt)).all()
+    return {(r[0], r[1]): bytes(r[2]) for r in rows if (r[0], r[1]) in wanted}
+
+
+async def all_subtrees(db: Database, org_id: uuid.UUID) -> list[tuple[int, int, bytes]]:
+    """Every cached subtree of the organisation's log, as (level, first leaf, hash)."""
+    stmt = select(col(TlogSubtree.level), col(TlogSubtree.first_leaf), col(TlogSubtree.hash)).where(
+        col(TlogSubtree.org_id) == org_id
+    )
+    async with db.read() as session:
+        return [(r[0], r[1], bytes(r[2])) for r in (await session.execute(stmt)).all()]
+
+
+async def keep_subtrees(db: Database, org_id: uuid.UUID, rows: Sequence[tuple[int, int, bytes]]) -> None:
+    """Cache complete subtrees; one already kept stays (its hash cannot differ: leaves never change)."""
+    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    for at in range(0, len(rows), 500):
+        values = [{"org_id": org_id, "level": lv, "first_leaf": f, "hash": h} for lv, f, h in rows[at : at + 500]]
+        async with db.write() as session:
+            await session.execute(insert(TlogSubtree).values(values).on_conflict_do_nothing())
 
 
 async def event_position(db: Database, org_id: uuid.UUID, event_id: uuid.UUID) -> Any | None:
