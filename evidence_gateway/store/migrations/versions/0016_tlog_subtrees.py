@@ -2,8 +2,8 @@
 log, so inclusion and consistency proofs read O(log n) rows instead of every leaf. A cache only:
 empty after the upgrade, it fills as checkpoints are signed and proofs are asked for.
 
-Revision ID: 0014_tlog_subtrees
-Revises: 0013_seal_timestamps
+Revision ID: 0016_tlog_subtrees
+Revises: 0015_iso_activity
 Create Date: 2026-11-26 23:00:00.000000
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision: str = "0014_tlog_subtrees"
-down_revision: str | Sequence[str] | None = "0013_seal_timestamps"
+revision: str = "0016_tlog_subtrees"
+down_revision: str | Sequence[str] | None = "0015_iso_activity"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
