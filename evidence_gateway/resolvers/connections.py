@@ -81,14 +81,14 @@ async def webhook_deliveries(ctx: Ctx, **relay: Any) -> Slice[LoggedAttempt]:
     (as webhookDeliveries)."""
     repo = WebhookDeliveryRepository(ctx)
     where = [] if ctx.principal.scope.allows(Scope.ADMIN) else [repo.table.c.endpoint_id.is_(None)]
-    found = await repo.slice(*where, **relay)
+    found: Slice[Any] = await repo.slice(*where, **relay)
     found.items[:] = await attempts_of(ctx, found.items)
     return found
 
 
 async def legacy_reports(ctx: Ctx, **relay: Any) -> Slice[LegacyReportView]:
     """Legacy v1 reports, newest first, with their successors."""
-    found = await LegacyReportRepository(ctx).slice(**relay)
+    found: Slice[Any] = await LegacyReportRepository(ctx).slice(**relay)
     found.items[:] = await views_of(ctx, found.items)
     return found
 

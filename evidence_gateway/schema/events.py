@@ -15,6 +15,7 @@ from evidence_gateway.core.events import cursor_of
 from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import Event
 from evidence_gateway.resolvers import connections, events
+from evidence_gateway.resolvers.events import DEFAULT_LIMIT as EVENTS_DEFAULT_LIMIT
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.outputs import EventData, event_data, json_deprecation
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection, deprecated_for
@@ -95,7 +96,7 @@ class Query:
         self,
         info: GqlInfo,
         after: Annotated[str | None, strawberry.argument(description="Cursor of the last event already seen.")] = None,
-        first: Annotated[int, strawberry.argument(description="How many events, 1 to 200.")] = events.DEFAULT_LIMIT,
+        first: Annotated[int, strawberry.argument(description="How many events, 1 to 200.")] = EVENTS_DEFAULT_LIMIT,
     ) -> EventPage:
         page = await events.list_events(info.context.ctx, after, first, limit_field="first")
         return EventPage(

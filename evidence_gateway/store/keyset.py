@@ -310,7 +310,11 @@ async def keyset_slices(
     probes: dict[str, Callable[[], Awaitable[Any]]] = {}
     for name, values, side in (("after", win.after, order.beyond), ("before", win.before, order.before)):
         if values is not None:
-            probes[name] = _shared(lambda side=side, values=values: grouped(not_(side(values))))
+
+            def beyond(side: Any = side, values: Any = values) -> Awaitable[dict[Any, int]]:
+                return grouped(not_(side(values)))
+
+            probes[name] = _shared(beyond)
 
     def probe(name: str, key: Any) -> Callable[[], Awaitable[bool]]:
         if name not in probes:
@@ -333,7 +337,7 @@ async def keyset_slices(
             has_next, has_previous = _known(more), probe("after", key)
 
         async def total(key: Any = key) -> int:
-            return (await counts()).get(key, 0)
+            return int((await counts()).get(key, 0))
 
         out[key] = Slice(
             items=rows,
