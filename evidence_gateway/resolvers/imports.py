@@ -56,6 +56,22 @@ EmptyShare = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
 INSERT_CHUNK = 5_000
 
 
+def grid_country(value: str | None, electric: bool | None, what: str) -> str | None:
+    """One rule for every row that may use electricity: its grid's country is required with it,
+    refused without it, and must have a location-based factor (never the UK grid by default).
+    ``electric`` None: unknown (the fuel was refused), so only the country itself is checked."""
+    if value is None:
+        if electric:
+            raise ValueError(f"required with {what}: the ISO 3166-1 alpha-2 country of the grid")
+        return None
+    if electric is False:
+        raise ValueError(f"only allowed with {what}")
+    if value not in GRID_COUNTRIES:
+        known = ", ".join(sorted(GRID_COUNTRIES))
+        raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
+    return value
+
+
 class ShipmentRow(StrictInput):
     """A shipment row; absent measures are stored and counted as missing by the calculation."""
 
@@ -129,17 +145,9 @@ class ShipmentRow(StrictInput):
     @field_validator("electricity_country")
     @classmethod
     def _grid_country(cls, value: str | None, info: ValidationInfo) -> str | None:
-        electric = info.data.get("fuel_type") == "electricity"
-        if value is None:
-            if electric and "fuel_type" in info.data:
-                raise ValueError("required with fuel_type electricity: the ISO 3166-1 alpha-2 country of the grid")
-            return None
-        if not electric and "fuel_type" in info.data:
-            raise ValueError("only allowed with fuel_type electricity")
-        if value not in GRID_COUNTRIES:
-            known = ", ".join(sorted(GRID_COUNTRIES))
-            raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
-        return value
+        # fuel_type refused already: nothing to say about the country beyond its own validity.
+        electric = info.data.get("fuel_type") == "electricity" if "fuel_type" in info.data else None
+        return grid_country(value, electric, "fuel_type electricity")
 
     @field_validator("loaded_distance_km", "empty_distance_km", "empty_running_share")
     @classmethod
@@ -191,16 +199,7 @@ class HubRowIn(StrictInput):
     @classmethod
     def _hub_grid_country(cls, value: str | None, info: ValidationInfo) -> str | None:
         electric = info.data.get("electricity_kwh") is not None or info.data.get("fuel_type") == "electricity"
-        if value is None:
-            if electric:
-                raise ValueError("required with electricity: the ISO 3166-1 alpha-2 country of the grid")
-            return None
-        if not electric:
-            raise ValueError("only allowed with electricity (electricity_kwh or fuel_type electricity)")
-        if value not in GRID_COUNTRIES:
-            known = ", ".join(sorted(GRID_COUNTRIES))
-            raise ValueError(f"no location-based grid factor for {value!r}; known countries: {known}")
-        return value
+        return grid_country(value, electric, "electricity (electricity_kwh or fuel_type electricity)")
 
     @field_validator("fuel_amount")
     @classmethod
