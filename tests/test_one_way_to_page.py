@@ -3,9 +3,14 @@ list fields deprecated with a date, and a ``Link`` header on every paged REST li
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
+import pytest
+
+from evidence_gateway.resolvers import connections
+from evidence_gateway.schema import relay
 from tests.conftest import Api, create_workspace, gql_code
 from tests.sqlcount import count_statements
 
@@ -76,6 +81,47 @@ async def test_nested_connection_arguments_are_checked(api: Api) -> None:
     assert gql_code(body) == "BAD_USER_INPUT"
     body = await api.gql(nested(1, 1), {"after": "bm90IGEgY3Vyc29y"})
     assert gql_code(body) == "BAD_USER_INPUT"
+
+
+async def test_a_failed_nested_field_answers_only_after_its_siblings_stopped_reading(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused page fails its field; graphql-core cancels the siblings and the DataLoader their
+    batches, but a read already in the driver is not cut off: the answer waits for it, so no read
+    outlives its request (left behind, one kept a connection half closed and hung the loop)."""
+    await _workspaces_with_imports(api, 1, 1)
+    real = connections.nested
+    siblings_reading, refused, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    reading: list[str] = []
+    finished: list[str] = []
+
+    async def held(ctx: Any, relation: str, parents: list[Any], **page: Any) -> Any:
+        if relation == "workspace.imports":  # refused, once the three siblings are reading
+            await siblings_reading.wait()
+            try:
+                return await real(ctx, relation, parents, **page)
+            finally:
+                refused.set()
+        reading.append(relation)
+        if len(reading) == 3:
+            siblings_reading.set()
+        await release.wait()
+        try:
+            return await real(ctx, relation, parents, **page)  # refused as well: first: 101
+        finally:
+            finished.append(relation)
+
+    monkeypatch.setattr(relay.connections, "nested", held)
+    document = nested(1, 101)
+    asking = asyncio.ensure_future(api.gql(document))
+    await refused.wait()
+    for _ in range(500):  # turns of the loop, not time: the answer needs no I/O from here
+        await asyncio.sleep(0)
+    assert not asking.done(), "answered while sibling batches were still reading"
+    release.set()
+    body = await asking
+    assert gql_code(body) == "BAD_USER_INPUT", document
+    assert sorted(finished) == ["workspace.calculation_runs", "workspace.evidence_items", "workspace.packs"]
 
 
 async def test_top_level_connections_for_the_formerly_paged_lists(api: Api, api_b: Api) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ class GraphQLContext:
     # Set per execution by the schema (schema/budget.py).
     execution_budget: ExecutionBudget | None = None
     _loaders: dict[Any, DataLoader[Any, Any]] = field(default_factory=dict)
+    # DataLoader batches still reading (see ``settle``).
+    _batches: set[asyncio.Task[Any]] = field(default_factory=set)
 
     @property
     def ctx(self) -> Ctx:
@@ -118,6 +121,25 @@ class GraphQLContext:
             return pending.result()
         return NOT_HELD
 
+    async def settle(self) -> None:
+        """Wait for the DataLoader batches still reading once the execution has ended.
+
+        When a field fails, graphql-core cancels its siblings and the DataLoader then cancels
+        their batches; the reads themselves are shielded (``loader``) and finish here, so none
+        outlives its request or is cut off inside the driver. A batch is scheduled with
+        ``call_soon`` and starts a step later, hence the two yields before each look.
+        """
+        while True:
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            reading = [task for task in self._batches if not task.done()]
+            if not reading:
+                return
+            done, _ = await asyncio.wait(reading)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # seen here: no caller is left to see it
+
     async def prefetch(self, batch: BatchFn[K, V], keys: Iterable[K | None]) -> None:
         """Read a relation for a whole page in one batch, into the request's DataLoader."""
         loader = self.loader(batch)
@@ -135,7 +157,12 @@ class GraphQLContext:
         ctx = self.ctx
 
         async def load(keys: list[K]) -> list[V]:
-            found = await batch(ctx, list(keys))
+            # Shielded: the DataLoader cancels a batch whose callers all went away, and a
+            # read cancelled inside the driver can leave its connection half closed (settle).
+            reading = asyncio.ensure_future(batch(ctx, list(keys)))
+            self._batches.add(reading)
+            reading.add_done_callback(self._batches.discard)
+            found = await asyncio.shield(reading)
             return [found.get(k, default) for k in keys]
 
         created: DataLoader[K, V] = DataLoader(load_fn=load)
