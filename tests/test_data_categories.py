@@ -8,6 +8,8 @@ import io
 from decimal import Decimal
 from typing import Any
 
+import orjson
+
 from tests.conftest import Api, create_workspace, gql_code
 from tests.method_helpers import pack_files, run_rows
 
@@ -30,13 +32,19 @@ async def test_measured_carrier_intensity_is_primary_and_shares_follow(api: Api)
     assert Decimal(repr(qa["primary_data_share_percent"])) == share  # 26.77 % of WTW emissions
     assert qa["primary_data_rows_percent"] == 33.33
     assert [qa[f"{t}_data_percent"] for t in ("primary", "secondary", "default")] == [33.34, 33.33, 33.33]
-    rows = {
-        r["external_id"]: r
-        for r in csv.DictReader(io.StringIO((await pack_files(api, ws["id"]))["shipment_csv"].decode()))
-    }
+    files = await pack_files(api, ws["id"])
+    rows = {r["external_id"]: r for r in csv.DictReader(io.StringIO(files["shipment_csv"].decode()))}
     assert (rows["measured"]["data_category"], rows["measured"]["data_tier"]) == ("primary", "primary")
     assert rows["reported"]["data_category"] == "secondary_modelled"
     assert rows["reported"]["carrier_intensity_category"] == "reported"
+    # The iLEAP file: the measured row's TOC is a primary one, the reported row's a carrier one.
+    ileap = orjson.loads(files["ileap_shipment_footprints"])
+    toc_of = {sf["shipmentId"]: sf["tces"][0]["tocId"] for sf in ileap["shipmentFootprints"]}
+    tocs = {t["tocId"]: t for t in ileap["tocs"]}
+    measured, reported = tocs[toc_of["measured"]], tocs[toc_of["reported"]]
+    assert toc_of["measured"].startswith("eg-rail-primary-") and "primary data, measured" in measured["description"]
+    assert toc_of["reported"].startswith("eg-rail-carrier-") and "secondaryEmissionFactorSources" in reported
+    assert "secondaryEmissionFactorSources" not in measured
 
     body = await api.gql(
         "query($id: UUID!) { workspace(id: $id) { latestCalculationRun { iso14083Json "

@@ -45,7 +45,7 @@ TCE = {
         "prevTceIds": {"type": ["array", "null"], "items": {"type": "string"}},
         "departureAt": {"type": ["string", "null"], "format": "date-time"},
         "packagingOrTrEqType": {"enum": ["Box", "Pallet", "Container-TEU", "Container-FEU", "Container"]},
-        "packagingOrTrEqAmount": {"type": "integer", "minimum": 0},
+        "packagingOrTrEqAmount": DECIMAL,
     },
     # The specification: either tocId or hocId MUST be defined.
     "anyOf": [{"required": ["tocId"]}, {"required": ["hocId"]}],
@@ -281,7 +281,7 @@ async def test_teu_rows_give_teukm_tocs_and_carrier_derivations_are_marked(api: 
     tce = doc["shipmentFootprints"][0]["tces"][0]
     assert (tce["packagingOrTrEqType"], tce["packagingOrTrEqAmount"], tce["tocId"]) == (
         "Container-TEU",
-        2,
+        "2",
         teu["tocId"],
     )
     sea_tkm = [t for t in doc["tocs"] if t["mode"] == "Sea" and t["transportActivityUnit"] == "tkm"]

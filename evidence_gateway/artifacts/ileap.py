@@ -30,7 +30,7 @@ CONTENT_TYPE = "application/json"
 SUFFIX = "ileap-shipment-footprints.json"
 NEEDS_ROWS = True
 FORMAT = "evidence-gateway.ileap-shipment-footprints"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: packagingOrTrEqAmount a decimal string; measured carrier TOCs primary
 SPECIFICATION = "iLEAP Technical Specifications Version 1.0.0 (SFC / SINE Foundation): ShipmentFootprint, TCE, TOC"
 # iLEAP energyConsumptionUnit for our fuel units.
 CONSUMPTION_UNIT = {"litre": "l", "kg": "kg", "kWh": "kWh"}
@@ -122,15 +122,18 @@ def _toc_key(line: ShipmentLine, version: str) -> tuple[tuple[Any, ...], str, st
             f"{mode}: fuel actually used ({line.fuel_type}), allocated to the shipment (ISO 14083 primary data)",
             "fuel used", None,
         )  # fmt: skip
-    if line.data_category == "secondary_modelled" and line.carrier_intensity_g_per_tkm is not None:
+    if line.carrier_intensity_g_per_tkm is not None and line.data_category in ("primary", "secondary_modelled"):
+        # A carrier intensity declared measured is primary data (ISO 14083), its TOC a primary one.
+        measured = line.data_category == "primary"
+        category, kind = ("primary", "primary data, measured") if measured else ("carrier", "secondary data, modelled")
         basis = line.carrier_intensity_basis or "wtw"
         ci = decimal_string(line.carrier_intensity_g_per_tkm)
         derived = "ttw" if basis == "wtw" else "wtt"
         return (
-            ("carrier", mode, ci, basis, unit), "carrier", MODE_FUEL.get(mode, "diesel"),
+            (category, mode, ci, basis, unit), category, MODE_FUEL.get(mode, "diesel"),
             f"{mode}: carrier-specific intensity {ci} g CO2e/tkm ({basis.upper()}); the "
             f"{'TTW' if derived == 'ttw' else 'WTT'} part is DERIVED from the mode's published ratio "
-            "(ISO 14083 secondary data, modelled)",
+            f"(ISO 14083 {kind})",
             f"carrier {ci} g/tkm {basis}", derived,
         )  # fmt: skip
     return (
@@ -162,7 +165,7 @@ def _tce(line: ShipmentLine, shipment_id: str, toc_id: str, previous: str | None
     }
     if line.teu is not None and float(line.teu).is_integer():
         tce["packagingOrTrEqType"] = "Container-TEU"
-        tce["packagingOrTrEqAmount"] = int(line.teu)
+        tce["packagingOrTrEqAmount"] = decimal_string(line.teu)  # iLEAP 1.0.0: a Decimal, as a string
     if previous is not None:
         tce["prevTceIds"] = [previous]
     if line.shipment_date is not None:
