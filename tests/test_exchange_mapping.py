@@ -28,7 +28,7 @@ from evidence_gateway.exchange import (
     row_facts_from_shipment_csv,
     transport_activity_data,
 )
-from evidence_gateway.exchange.footprints import V2_EXEMPTED_LIMIT, stable_id
+from evidence_gateway.exchange.footprints import V2_EXEMPTED_LIMIT, product_urn, stable_id
 from tests.conftest import Api, create_workspace
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -324,6 +324,14 @@ async def test_exempted_share_above_pact2_cap_is_stated_as_it_is(api: Api) -> No
         assert "1 of the run's 4 rows" in fp.v2["pcf"]["exemptedEmissionsDescription"]
         with pytest.raises(jsonschema.ValidationError, match="greater than the maximum of 5"):
             check_sine(SINE_PCF[fp.kind], fp.v2)
+
+
+def test_product_ids_are_urns_whatever_the_id() -> None:
+    assert product_urn("ShipmentFootprint", "PO 12/7#a") == (
+        "urn:pathfinder:product:customcode:vendor-assigned:shipment:PO%2012%2F7%23a"
+    )
+    assert product_urn("TOC", "eg-road-default-2506e6d52979c6c3").endswith(":toc:eg-road-default-2506e6d52979c6c3")
+    assert product_urn("HOC", "Zürich:1").endswith(":hoc:Z%C3%BCrich:1")
 
 
 def test_times_must_be_aware() -> None:
