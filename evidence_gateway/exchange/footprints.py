@@ -127,6 +127,7 @@ def _toc_is_primary(toc: Mapping[str, Any]) -> bool:
 
 
 def _hoc_is_measured(hoc: Mapping[str, Any]) -> bool:
+    # artifacts/ileap_hubs.py describes a HOC as "<type> (<temperature>), <basis> basis".
     return str(hoc.get("description", "")).endswith(", measured basis")
 
 
@@ -164,8 +165,8 @@ def _sources(tocs: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
 
 def _spec_shipment(sf: dict[str, Any]) -> dict[str, Any]:
     """The ShipmentFootprint as iLEAP 1.0.0 encodes it: a TCE's ``packagingOrTrEqAmount`` is a
-    Decimal (a string, "2.25" for a 45 ft container); packs written before that was followed carry
-    a JSON integer. Only the TCEs that need it are copied."""
+    Decimal (a string, "2.25" for a 45 ft container) where the pack's file (format_version 2) writes
+    a JSON integer. Only the TCEs that need it are copied; a file that writes strings passes as is."""
     tces = sf.get("tces") or []
     if not any(isinstance(t.get("packagingOrTrEqAmount"), int | float) for t in tces):
         return sf
