@@ -17,6 +17,14 @@ from evidence_gateway.models import Event
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, attempts_of
 from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.resolvers.legacy import LegacyReportView, views_of
+from evidence_gateway.resolvers.list_queries import (
+    CALCULATION_RUNS,
+    EVENTS,
+    EVIDENCE_ITEMS,
+    PACKS,
+    WORKSPACES,
+    parse_list_query,
+)
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
@@ -35,9 +43,11 @@ from evidence_gateway.store.repositories.webhooks import WebhookDeliveryReposito
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
-async def workspaces(ctx: Ctx, **relay: Any) -> Slice[WorkspaceRecord]:
-    """The caller's workspaces, newest first."""
-    return await WorkspaceRepository(ctx).slice(**relay)
+async def workspaces(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[WorkspaceRecord]:
+    """The caller's workspaces, newest first or in ``order``, narrowed by ``filters``
+    (list_queries.WORKSPACES)."""
+    query = parse_list_query(WORKSPACES, filters, order)
+    return await WorkspaceRepository(ctx).slice(query=query, **relay)
 
 
 async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
@@ -47,25 +57,36 @@ async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
     return wid
 
 
-async def packs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPackRecord]:
-    """Every pack version of one of the caller's workspaces, newest first."""
-    return await ReportPackRepository(ctx).slice_of_workspace(workspace_id, **relay)
+async def packs(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[ReportPackRecord]:
+    """Every pack version of every workspace of the caller's, newest first or in ``order``,
+    narrowed by ``filters`` (list_queries.PACKS: "packs awaiting approval" is status in_review)."""
+    query = parse_list_query(PACKS, filters, order)
+    return await ReportPackRepository(ctx).slice(query=query, **relay)
 
 
-async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[CalculationRunRecord]:
-    """Every calculation run of one of the caller's workspaces (completed, failed, running), newest first."""
-    return await CalculationRunRepository(ctx).slice_of_workspace(workspace_id, **relay)
+async def calculation_runs(
+    ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any
+) -> Slice[CalculationRunRecord]:
+    """Every calculation run of the caller's (completed, failed, running), newest first or in
+    ``order``, narrowed by ``filters`` (list_queries.CALCULATION_RUNS)."""
+    query = parse_list_query(CALCULATION_RUNS, filters, order)
+    return await CalculationRunRepository(ctx).slice(query=query, **relay)
 
 
-async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItemRecord]:
-    """The caller's evidence items, newest first; optionally one workspace's (NotFound if not theirs)."""
+async def evidence_items(
+    ctx: Ctx, workspace_id: Any = None, filters: Any = None, order: Any = None, **relay: Any
+) -> Slice[EvidenceItemRecord]:
+    """The caller's evidence items, newest first or in ``order``, narrowed by ``filters``;
+    optionally one workspace's (NotFound if not theirs)."""
+    query = parse_list_query(EVIDENCE_ITEMS, filters, order)
     wid = await _own_workspace(ctx, workspace_id) if workspace_id is not None else None
-    return await EvidenceItemRepository(ctx).slice_of(wid, **relay)
+    return await EvidenceItemRepository(ctx).slice_of(wid, query=query, **relay)
 
 
-async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
-    """The caller's event log, oldest first."""
-    found = await EventRepository(ctx).slice_oldest_first(**relay)
+async def events(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[Event]:
+    """The caller's event log, oldest first or in ``order``, narrowed by ``filters``."""
+    query = parse_list_query(EVENTS, filters, order)
+    found = await EventRepository(ctx).slice_oldest_first(query=query, **relay)
     found.items[:] = [as_seen_by(ctx, e) for e in found.items]
     return found
 

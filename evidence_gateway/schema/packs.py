@@ -12,7 +12,7 @@ from strawberry.types import Info
 
 from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
 from evidence_gateway.read_models import packs as links
-from evidence_gateway.resolvers import approvals, calculation_reads, pack_reads, packs
+from evidence_gateway.resolvers import approvals, calculation_reads, connections, pack_reads, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
@@ -20,6 +20,14 @@ from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    ReportPackFilter,
+    ReportPackOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.relay import (
     After,
     Before,
@@ -27,6 +35,7 @@ from evidence_gateway.schema.relay import (
     First,
     Last,
     Node,
+    connection,
     deprecated_for,
     nested_connection,
 )
@@ -250,6 +259,31 @@ class WorkspacePackFields:
 
 @strawberry.type
 class Query:
+    @strawberry.field(
+        description="Every pack of the caller's workspaces, newest first (or in orderBy's order), narrowed by "
+        "filter (packs awaiting approval: status IN_REVIEW), by cursor."
+    )
+    async def packs_connection(
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[ReportPackFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[ReportPackOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
+    ) -> Connection[ReportPackType]:
+        found = await connections.packs(
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
+        )
+        return connection(found, pack_type)
+
     @strawberry.field(description=f"One pack; {LOOKUP_RULE}.")
     async def pack(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack id.")]
