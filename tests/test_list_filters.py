@@ -132,6 +132,9 @@ async def test_every_ordering_pages_stably_across_equal_keys(api: Api) -> None:
         resp = await api.get("/api/v2/workspaces", params={"sort": "name", "per_page": 3, "page": number})
         rest += [w["id"] for w in resp.json()["data"]]
     assert rest == expected_asc
+    first_page = await api.get("/api/v2/workspaces", params={"sort": "name", "per_page": 3})
+    next_link = next(link for link in first_page.headers["Link"].split(", ") if link.endswith('rel="next"'))
+    assert "sort=name" in next_link and "page=2" in next_link  # the order kept
     resp = await api.get("/api/v2/workspaces", params={"sort": "-name", "per_page": 7})
     assert [w["id"] for w in resp.json()["data"]] == expected_asc[::-1]
 
@@ -171,9 +174,11 @@ async def test_unknown_fields_and_values_are_clear_errors(api: Api) -> None:
     # What the type cannot check, the declaration does, naming the field as REST does.
     body = await api.gql('{ eventsConnection(filter: {type: ["workspace.made"]}) { totalCount } }')
     assert gql_code(body) == "BAD_USER_INPUT"
-    assert "filter[type]" in str(body["errors"][0]["extensions"])
+    fields = body["errors"][0]["extensions"]["fields"]
+    assert list(fields) == ["filter.type"] and fields["filter.type"].startswith("unknown value(s) workspace.made;")
     body = await api.gql(WORKSPACES, {"filter": {"nameContains": ""}})
     assert gql_code(body) == "BAD_USER_INPUT"
+    assert body["errors"][0]["extensions"]["fields"] == {"filter.nameContains": "must be text of 1 to 200 characters"}
 
 
 async def test_another_organisations_rows_never_appear(api: Api, api_b: Api) -> None:
@@ -274,6 +279,22 @@ async def test_packs_awaiting_approval_and_runs_by_status(api: Api, api_b: Api) 
     assert [n["versionNumber"] for n in data["all"]["nodes"]] == [1, 2]
     assert data["calculationRunsConnection"] == {"totalCount": 1, "nodes": [{"workspaceId": ws["id"]}]}
     assert data["failed"] == {"totalCount": 0}
+
+    resp = await api.get("/api/v2/packs", params={"filter[status]": "in_review"})
+    assert resp.status_code == 200, resp.text
+    listed = resp.json()
+    assert [p["id"] for p in listed["data"]] == [pending["id"]] and listed["pagination"]["total"] == 1
+    assert listed["data"][0]["summary_pdf_url"]  # rendered as the pack detail renders it
+    resp = await api.get("/api/v2/packs", params={"sort": "created_at", "filter[workspace_id]": ws["id"]})
+    assert [p["version_number"] for p in resp.json()["data"]] == [1, 2]
+    resp = await api.get("/api/v2/calculation-runs", params={"filter[status]": "completed,failed"})
+    assert [r["workspace_id"] for r in resp.json()["data"]] == [ws["id"]]
+    resp = await api.get("/api/v2/packs", params={"filter[workspace_id]": other["id"]})
+    assert resp.json() == {"data": [], "pagination": {"page": 1, "per_page": 20, "total": 0}}
+    resp = await api.get("/api/v2/calculation-runs", params={"sort": "-status"})
+    assert resp.status_code == 422 and resp.json()["details"]["fields"] == {
+        "sort": "unknown order field status; one of: created_at"
+    }
 
 
 async def test_evidence_items_filtered_and_ordered_by_title(api: Api) -> None:
