@@ -324,3 +324,33 @@ async def test_evidence_items_filtered_and_ordered_by_title(api: Api) -> None:
     )
     assert [i["title"] for i in resp.json()["data"]] == ["Fuel March", "Charging"]
     assert resp.json()["pagination"]["total"] == 2
+
+
+async def test_the_same_filter_lists_the_same_rows_on_both_transports(api: Api) -> None:
+    """One declaration, one meaning: each list's REST parameters and GraphQL arguments answer the
+    same rows in the same order."""
+    ws = await calculated_workspace(api, name="Parity depot")
+    await create_workspace(api, name="Other")
+    await generated(api, ws["id"])
+    item = {"evidence_type": "telematics", "title": "Parity log", "file_name": "t.csv"}
+    item |= {"file_url": "https://files.example.com/t.csv", "workspace_id": ws["id"]}
+    assert (await api.post("/api/v2/evidence-items", item)).status_code == 201
+    cases = [
+        ("/api/v2/workspaces", {"filter[name_contains]": "depot", "sort": "name"},
+         "workspacesConnection", '{nameContains: "depot"}', "{field: NAME, direction: ASC}"),
+        ("/api/v2/packs", {"filter[workspace_id]": ws["id"], "filter[status]": "generated"},
+         "packsConnection", f'{{workspaceId: "{ws["id"]}", status: [GENERATED]}}', "null"),
+        ("/api/v2/calculation-runs", {"filter[status]": "completed", "sort": "created_at"},
+         "calculationRunsConnection", "{status: [COMPLETED]}", "{field: CREATED_AT, direction: ASC}"),
+        ("/api/v2/evidence-items", {"filter[evidence_type]": "telematics", "sort": "-title"},
+         "evidenceItemsConnection", "{evidenceType: [TELEMATICS]}", "{field: TITLE, direction: DESC}"),
+        ("/api/v2/events", {"filter[type]": "pack.generated,workspace.created"},
+         "eventsConnection", '{type: ["pack.generated", "workspace.created"]}', "null"),
+    ]  # fmt: skip
+    for path, params, field, where, order in cases:
+        rest = await api.get(path, params=params)
+        assert rest.status_code == 200, rest.text
+        rest_ids = [row["id"] for row in rest.json()["data"]]
+        body = await api.gql(f"{{ {field}(filter: {where}, orderBy: {order}) {{ nodes {{ id }} }} }}")
+        assert "errors" not in body, body
+        assert rest_ids and [n["id"] for n in body["data"][field]["nodes"]] == rest_ids, path
