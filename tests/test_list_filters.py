@@ -280,6 +280,25 @@ async def test_packs_awaiting_approval_and_runs_by_status(api: Api, api_b: Api) 
     assert data["calculationRunsConnection"] == {"totalCount": 1, "nodes": [{"workspaceId": ws["id"]}]}
     assert data["failed"] == {"totalCount": 0}
 
+    # The nested connections take the same arguments, batched per page of parents as before.
+    nested = await api.gql(
+        """{ workspacesConnection { nodes { id
+              packsConnection(filter: {status: [IN_REVIEW]}) { totalCount nodes { id } }
+              oldestFirst: packsConnection(orderBy: {field: CREATED_AT, direction: ASC}) { nodes { versionNumber } }
+              calculationRunsConnection(filter: {status: [FAILED]}) { totalCount }
+              evidenceItemsConnection(filter: {titleContains: "x"}) { totalCount } } } }"""
+    )
+    assert "errors" not in nested, nested
+    assert nested["data"]["workspacesConnection"]["nodes"] == [
+        {
+            "id": ws["id"],
+            "packsConnection": {"totalCount": 1, "nodes": [{"id": pending["id"]}]},
+            "oldestFirst": {"nodes": [{"versionNumber": 1}, {"versionNumber": 2}]},
+            "calculationRunsConnection": {"totalCount": 0},
+            "evidenceItemsConnection": {"totalCount": 0},
+        }
+    ]
+
     resp = await api.get("/api/v2/packs", params={"filter[status]": "in_review"})
     assert resp.status_code == 200, resp.text
     listed = resp.json()

@@ -23,6 +23,7 @@ from evidence_gateway.resolvers.list_queries import (
     EVIDENCE_ITEMS,
     PACKS,
     WORKSPACES,
+    ListSpec,
     parse_list_query,
 )
 from evidence_gateway.resolvers.validation import parse_id
@@ -114,24 +115,34 @@ async def legacy_reports(ctx: Ctx, **relay: Any) -> Slice[LegacyReportView]:
     return found
 
 
-# Nested lists: each parent's page, every parent of a batch in one statement (DataLoaders).
-_NESTED: dict[str, tuple[Any, str]] = {
-    "workspace.imports": (ImportBatchRepository, "workspace_id"),
-    "workspace.packs": (ReportPackRepository, "workspace_id"),
-    "workspace.calculation_runs": (CalculationRunRepository, "workspace_id"),
-    "workspace.evidence_items": (EvidenceItemRepository, "workspace_id"),
-    "pack.evidence_items": (EvidenceItemRepository, "report_pack_id"),
-    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id"),
+# Nested lists: each parent's page, every parent of a batch in one statement (DataLoaders), and
+# the declaration of its filters and orderings (None: it has none).
+_NESTED: dict[str, tuple[Any, str, ListSpec | None]] = {
+    "workspace.imports": (ImportBatchRepository, "workspace_id", None),
+    "workspace.packs": (ReportPackRepository, "workspace_id", PACKS),
+    "workspace.calculation_runs": (CalculationRunRepository, "workspace_id", CALCULATION_RUNS),
+    "workspace.evidence_items": (EvidenceItemRepository, "workspace_id", EVIDENCE_ITEMS),
+    "pack.evidence_items": (EvidenceItemRepository, "report_pack_id", EVIDENCE_ITEMS),
+    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id", None),
 }
 
 
-async def nested(ctx: Ctx, relation: str, parents: list[uuid.UUID], **relay: Any) -> dict[uuid.UUID, Slice[Any]]:
+async def nested(
+    ctx: Ctx,
+    relation: str,
+    parents: list[uuid.UUID],
+    filters: Any = None,
+    order: Any = None,
+    **relay: Any,
+) -> dict[uuid.UUID, Slice[Any]]:
     """The same page of ``relation`` for each parent the caller already holds (rows of the
-    caller's organisation only, as every list)."""
-    repository, parent = _NESTED[relation]
+    caller's organisation only, as every list), narrowed by ``filters`` and in ``order`` where
+    the relation declares them."""
+    repository, parent, spec = _NESTED[relation]
     if relation == "endpoint.deliveries":
         ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    found: dict[uuid.UUID, Slice[Any]] = await repository(ctx).slices_by(parent, parents, **relay)
+    query = parse_list_query(spec, filters, order) if spec is not None else None
+    found: dict[uuid.UUID, Slice[Any]] = await repository(ctx).slices_by(parent, parents, query=query, **relay)
     if relation == "endpoint.deliveries":
         every = [item for page in found.values() for item in page.items]
         attempts = iter(await attempts_of(ctx, every))

@@ -270,12 +270,28 @@ class WorkspaceCalculationFields:
 
     @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
     async def calculation_runs_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[CalculationRunFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[CalculationRunOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[CalculationRunType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
         convert = lambda r: from_model(CalculationRunType, r)  # noqa: E731
         return await nested_connection(
-            info, "workspace.calculation_runs", workspace_id, convert, first, after, last, before
+            info,
+            "workspace.calculation_runs",
+            workspace_id,
+            convert,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
         )
 
     @strawberry.field(

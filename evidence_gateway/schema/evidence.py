@@ -123,11 +123,27 @@ class WorkspaceEvidenceFields:
         "by cursor."
     )
     async def evidence_items_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[EvidenceItemFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[EvidenceItemOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[EvidenceItemType]:
         ws_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
         return await nested_connection(
-            info, "workspace.evidence_items", ws_id, evidence_item, first, after, last, before
+            info,
+            "workspace.evidence_items",
+            ws_id,
+            evidence_item,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
         )
 
     @strawberry.field(

@@ -23,6 +23,8 @@ from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
 from evidence_gateway.schema.list_inputs import (
     FILTER_HELP,
     ORDER_HELP,
+    EvidenceItemFilter,
+    EvidenceItemOrder,
     ReportPackFilter,
     ReportPackOrder,
     filters_of,
@@ -174,9 +176,27 @@ class ReportPackType(Node):
 
     @strawberry.field(description="Evidence items that name this pack (report_pack_id), newest first, by cursor.")
     async def evidence_items_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[EvidenceItemFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[EvidenceItemOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[EvidenceItemType]:
-        return await nested_connection(info, "pack.evidence_items", self.id, evidence_item, first, after, last, before)
+        return await nested_connection(
+            info,
+            "pack.evidence_items",
+            self.id,
+            evidence_item,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
+        )
 
     @strawberry.field(
         description="Evidence items that name this pack (report_pack_id), newest first.",
@@ -242,10 +262,28 @@ class WorkspacePackFields:
 
     @strawberry.field(description="The workspace's packs, newest first, by cursor.")
     async def packs_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[ReportPackFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[ReportPackOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[ReportPackType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
-        return await nested_connection(info, "workspace.packs", workspace_id, pack_type, first, after, last, before)
+        return await nested_connection(
+            info,
+            "workspace.packs",
+            workspace_id,
+            pack_type,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
+        )
 
     @strawberry.field(
         description="Every pack of the workspace, newest version first.",

@@ -100,12 +100,15 @@ class Repository(Generic[M, R]):
         scoped = [owned_by(self.ctx, self.table), *where, *conditions(self.table, query)]
         return await keyset_slice(self.ctx.db, self.model, scoped, order, win)
 
-    async def slices_by(self, parent: str, parents: Sequence[uuid.UUID], **relay: Any) -> dict[uuid.UUID, Slice[R]]:
+    async def slices_by(
+        self, parent: str, parents: Sequence[uuid.UUID], *, query: ListQuery | None = None, **relay: Any
+    ) -> dict[uuid.UUID, Slice[R]]:
         """The same cursor page of each parent's rows (``parent`` the column naming it: a
-        workspace's packs), all parents in one statement (nested connections' DataLoaders)."""
-        order = self._order
+        workspace's packs), all parents in one statement (nested connections' DataLoaders),
+        narrowed and ordered by ``query``."""
+        order = order_of(self.table, query, self._order)
         win = window(order, **relay)
-        scoped = [owned_by(self.ctx, self.table)]
+        scoped = [owned_by(self.ctx, self.table), *conditions(self.table, query)]
         return await keyset_slices(self.ctx.db, self.model, scoped, parent, parents, order, win)
 
     async def load(self, session: AsyncSession, row_id: uuid.UUID, *, for_update: bool = False) -> M | None:
