@@ -5,6 +5,7 @@ another organisation's rows never appear whatever the filter."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tests.conftest import Api, create_workspace, error_body, gql_code
@@ -162,6 +163,17 @@ async def test_unknown_fields_and_values_are_clear_errors(api: Api) -> None:
     assert resp.json()["details"]["fields"] == {"filter[created_at][gte]": "must carry an offset (Z or +01:00)"}
     resp = await api.get("/api/v2/workspaces", params={"filter[created_at][after]": "2026-01-01T00:00:00Z"})
     assert resp.json()["details"]["fields"] == {"filter[created_at][after]": "unknown bound; gte or lt"}
+    for bad in ("a\x00b", ""):
+        resp = await api.get("/api/v2/workspaces", params={"filter[name_contains]": bad})
+        assert resp.status_code == 422 and list(resp.json()["details"]["fields"]) == ["filter[name_contains]"]
+    resp = await api.get("/api/v2/workspaces", params={"filter[created_at][lt]": "0001-01-01T00:00:00+01:00"})
+    assert resp.json()["details"]["fields"] == {"filter[created_at][lt]": "out of range"}
+    resp = await api.get("/api/v2/workspaces", params={"filter[status]": ","})
+    assert resp.json()["details"]["fields"] == {"filter[status]": "give one or more values"}
+    lone_surrogate = json.dumps({"query": WORKSPACES, "variables": {"filter": {"nameContains": "\ud800"}}})
+    headers = {"Authorization": f"Bearer {api.key}", "Content-Type": "application/json"}
+    resp = await api.http.post("/graphql", content=lone_surrogate, headers=headers)
+    assert gql_code(resp.json()) == "BAD_USER_INPUT", resp.text
     resp = await api.get("/api/v2/workspaces", params={"filter[name_contains": "x"})
     assert resp.status_code == 422 and "filter[name_contains" in resp.json()["details"]["fields"]
 

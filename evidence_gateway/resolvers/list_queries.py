@@ -239,8 +239,8 @@ EVENTS = ListSpec(
 )
 
 
-def _one_of(spec: Filterable, raw: Any, where: str) -> tuple[str, ...] | str:
-    given = raw.split(",") if isinstance(raw, str) else raw
+def _one_of(spec: Filterable, raw: Any) -> tuple[str, ...] | str:
+    given = [v for v in raw.split(",") if v] if isinstance(raw, str) else raw
     if not isinstance(given, Sequence) or isinstance(given, str | bytes) or not given:
         return "give one or more values"
     if len(given) > MAX_VALUES:
@@ -250,6 +250,14 @@ def _one_of(spec: Filterable, raw: Any, where: str) -> tuple[str, ...] | str:
     if unknown:
         return f"unknown value(s) {', '.join(unknown)}; one of: {', '.join(spec.values)}"
     return tuple(dict.fromkeys(str(v) for v in values))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _instant(raw: Any) -> datetime | str:
@@ -264,12 +272,15 @@ def _instant(raw: Any) -> datetime | str:
         return "must be an ISO 8601 date-time with an offset (2025-01-31T00:00:00Z)"
     if value.tzinfo is None:
         return "must carry an offset (Z or +01:00)"
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the first instant there is
+        return "out of range"
 
 
 def _filter(spec: Filterable, raw: Any, where: str, fields: dict[str, str]) -> list[Condition]:
     if spec.kind is FilterKind.ONE_OF:
-        values = _one_of(spec, raw, where)
+        values = _one_of(spec, raw)
         if isinstance(values, str):
             fields[where] = values
             return []
@@ -277,6 +288,11 @@ def _filter(spec: Filterable, raw: Any, where: str, fields: dict[str, str]) -> l
     if spec.kind is FilterKind.CONTAINS:
         if not isinstance(raw, str) or not 1 <= len(raw) <= MAX_CONTAINS:
             fields[where] = f"must be text of 1 to {MAX_CONTAINS} characters"
+            return []
+        if "\x00" in raw or not _encodable(raw):
+            # Neither database stores NUL or a lone surrogate, so no row can match; refused as
+            # every other input refuses them, rather than failing in the driver.
+            fields[where] = "must not contain NUL or unpaired surrogates"
             return []
         return [Condition(spec.column, "contains", raw)]
     if spec.kind is FilterKind.EQUALS_ID:
