@@ -28,8 +28,8 @@ def list_filters(query: QueryParams) -> dict[str, Any]:
     found: dict[str, Any] = {}
     malformed: dict[str, str] = {}
     for key in dict.fromkeys(query.keys()):
-        if not key.startswith("filter"):
-            continue
+        if key != "filter" and not key.startswith("filter["):
+            continue  # another parameter ("filters", "filtered"): ignored as before
         match = _FILTER.fullmatch(key)
         if match is None:
             malformed[key] = "write filter[field] or filter[field][gte|lt]"
