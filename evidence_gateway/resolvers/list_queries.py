@@ -171,7 +171,12 @@ WORKSPACES = ListSpec(
     orderings=(
         _time_order("created_at", "creation time"),
         _time_order("updated_at", "time of the last change"),
-        Orderable("name", "name", KeyKind.TEXT, "By name (as stored, binary order), then id."),
+        Orderable(
+            "name",
+            "name",
+            KeyKind.TEXT,
+            "By name in the database's text order (SQLite: binary; PostgreSQL: its collation), then id.",
+        ),
     ),
     default=("created_at", Direction.desc),
 )
@@ -219,7 +224,12 @@ EVIDENCE_ITEMS = ListSpec(
     ),
     orderings=(
         _time_order("uploaded_at", "upload time"),
-        Orderable("title", "title", KeyKind.TEXT, "By title (as stored, binary order), then id."),
+        Orderable(
+            "title",
+            "title",
+            KeyKind.TEXT,
+            "By title in the database's text order (SQLite: binary; PostgreSQL: its collation), then id.",
+        ),
     ),
     default=("uploaded_at", Direction.desc),
 )
