@@ -286,12 +286,14 @@ async def test_every_answer_holds_only_the_contracts_enum_values(
     await call("GET", "/api/v2/imports/{id}", ids={"id": batch["data"]["id"]})
     calc = await call("POST", "/api/v2/workspaces/{id}/calculate", ids=wid, json={"legacy_report_id": legacy_id})
     await call("GET", "/api/v2/calculation-runs/{id}", ids={"id": calc["data"]["calculation_run"]["id"]})
+    await call("GET", "/api/v2/calculation-runs", params={"filter[status]": "completed"})
     await call("GET", "/api/v2/workspaces/{id}/quality", ids=wid)
     await call("GET", "/api/v2/methodology-profiles")
 
     pack = (await call("POST", "/api/v2/workspaces/{id}/packs", expect=201, ids=wid))["data"]
     pid = {"id": pack["id"]}
     detail = (await call("GET", "/api/v2/packs/{id}", ids=pid))["data"]
+    await call("GET", "/api/v2/packs", params={"sort": "created_at"})
     listed = (await call("GET", "/api/v2/packs/{id}/artifacts", ids=pid))["data"]
     assert [a["artifact_type"] for a in listed] == [a["artifact_type"] for a in detail["artifacts"]]
     for artifact in listed:

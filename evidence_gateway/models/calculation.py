@@ -83,6 +83,9 @@ class CalculationRun(SQLModel, table=True):
         # id last: a workspace's runs by cursor (resolvers/connections.py); 0007_keyset_indexes.
         Index("ix_calculation_run_workspace_created_id", "workspace_id", "created_at", "id"),
         Index("ix_calculation_run_status_lease", "status", "lease_expires_at"),
+        # The organisation's runs by cursor, and by status (list_queries.CALCULATION_RUNS); 0017_list_indexes.
+        Index("ix_calculation_run_org_created", "org_id", "created_at", "id"),
+        Index("ix_calculation_run_org_status_created", "org_id", "status", "created_at", "id"),
     )
 
     id: uuid.UUID = id_field()

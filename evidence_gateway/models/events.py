@@ -20,6 +20,8 @@ class Event(SQLModel, table=True):
         UniqueConstraint("org_id", "sequence", name="uq_event_org_sequence"),
         # The audit trail reads one workspace's events up to a sequence.
         Index("ix_event_org_workspace_sequence", "org_id", "workspace_id", "sequence"),
+        # Events of some types, in log order (list_queries.EVENTS); 0017_list_indexes.
+        Index("ix_event_org_type_sequence", "org_id", "type", "sequence"),
     )
 
     id: uuid.UUID = id_field()

@@ -39,6 +39,9 @@ class EvidenceItem(SQLModel, table=True):
         Index("ix_evidence_item_org_uploaded", "org_id", "uploaded_at", "id"),
         # A workspace's items by cursor (resolvers/connections.py); 0007_keyset_indexes.
         Index("ix_evidence_item_workspace_uploaded", "workspace_id", "uploaded_at", "id"),
+        # By title, and by verification status (list_queries.EVIDENCE_ITEMS); 0017_list_indexes.
+        Index("ix_evidence_item_org_title", "org_id", "title", "id"),
+        Index("ix_evidence_item_org_verification_uploaded", "org_id", "verification_status", "uploaded_at", "id"),
     )
 
     id: uuid.UUID = id_field()

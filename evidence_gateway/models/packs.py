@@ -54,7 +54,9 @@ class ReportPack(SQLModel, table=True):
     # A unique constraint, not read-then-write, keeps version numbers unique under concurrency.
     __table_args__ = (
         UniqueConstraint("workspace_id", "version_number", name="uq_report_pack_workspace_version"),
-        Index("ix_report_pack_org_created", "org_id", "created_at"),
+        # The organisation's packs by cursor, and by status (list_queries.PACKS); 0017_list_indexes.
+        Index("ix_report_pack_org_created_id", "org_id", "created_at", "id"),
+        Index("ix_report_pack_org_status_created", "org_id", "status", "created_at", "id"),
         # A workspace's packs by cursor (resolvers/connections.py); 0007_keyset_indexes.
         Index("ix_report_pack_workspace_created_id", "workspace_id", "created_at", "id"),
         Index("ix_report_pack_status_lease", "status", "lease_expires_at"),

@@ -79,7 +79,13 @@ class IntensityCategory(enum.StrEnum):
 
 
 class Workspace(SQLModel, table=True):
-    __table_args__ = (Index("ix_workspace_org_created", "org_id", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_workspace_org_created", "org_id", "created_at", "id"),
+        # The list's other orderings and its status filter (resolvers/list_queries.py); 0017_list_indexes.
+        Index("ix_workspace_org_updated", "org_id", "updated_at", "id"),
+        Index("ix_workspace_org_name", "org_id", "name", "id"),
+        Index("ix_workspace_org_status_created", "org_id", "status", "created_at", "id"),
+    )
 
     id: uuid.UUID = id_field()
     org_id: uuid.UUID = org_fk()

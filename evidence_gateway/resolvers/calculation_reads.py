@@ -9,6 +9,8 @@ from typing import Any
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.errors import NotFound
+from evidence_gateway.resolvers.list_queries import CALCULATION_RUNS, parse_list_query
+from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.resolvers.workspaces import (
     get_workspace,
@@ -32,6 +34,15 @@ async def assessment_of_run(ctx: Ctx, run_id: uuid.UUID) -> DataQualityAssessmen
 
 
 # ---- reads ------------------------------------------------------------------------------------
+
+
+async def list_calculation_runs(
+    ctx: Ctx, params: PageParams, filters: Any = None, order: Any = None
+) -> Page[CalculationRunRecord]:
+    """Every run of the caller's workspaces, newest first (or in ``order``), narrowed by
+    ``filters`` (list_queries.CALCULATION_RUNS)."""
+    query = parse_list_query(CALCULATION_RUNS, filters, order)
+    return await CalculationRunRepository(ctx).page(params, query)
 
 
 async def get_quality(ctx: Ctx, workspace_id: Any) -> DataQualityAssessmentRecord:

@@ -17,6 +17,15 @@ from evidence_gateway.models import Event
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, attempts_of
 from evidence_gateway.resolvers.events import as_seen_by
 from evidence_gateway.resolvers.legacy import LegacyReportView, views_of
+from evidence_gateway.resolvers.list_queries import (
+    CALCULATION_RUNS,
+    EVENTS,
+    EVIDENCE_ITEMS,
+    PACKS,
+    WORKSPACES,
+    ListSpec,
+    parse_list_query,
+)
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
@@ -35,9 +44,11 @@ from evidence_gateway.store.repositories.webhooks import WebhookDeliveryReposito
 from evidence_gateway.store.repositories.workspaces import WorkspaceRepository
 
 
-async def workspaces(ctx: Ctx, **relay: Any) -> Slice[WorkspaceRecord]:
-    """The caller's workspaces, newest first."""
-    return await WorkspaceRepository(ctx).slice(**relay)
+async def workspaces(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[WorkspaceRecord]:
+    """The caller's workspaces, newest first or in ``order``, narrowed by ``filters``
+    (list_queries.WORKSPACES)."""
+    query = parse_list_query(WORKSPACES, filters, order)
+    return await WorkspaceRepository(ctx).slice(query=query, **relay)
 
 
 async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
@@ -47,25 +58,36 @@ async def _own_workspace(ctx: Ctx, workspace_id: Any) -> uuid.UUID:
     return wid
 
 
-async def packs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPackRecord]:
-    """Every pack version of one of the caller's workspaces, newest first."""
-    return await ReportPackRepository(ctx).slice_of_workspace(workspace_id, **relay)
+async def packs(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[ReportPackRecord]:
+    """Every pack version of every workspace of the caller's, newest first or in ``order``,
+    narrowed by ``filters`` (list_queries.PACKS: "packs awaiting approval" is status in_review)."""
+    query = parse_list_query(PACKS, filters, order)
+    return await ReportPackRepository(ctx).slice(query=query, **relay)
 
 
-async def calculation_runs(ctx: Ctx, workspace_id: uuid.UUID, **relay: Any) -> Slice[CalculationRunRecord]:
-    """Every calculation run of one of the caller's workspaces (completed, failed, running), newest first."""
-    return await CalculationRunRepository(ctx).slice_of_workspace(workspace_id, **relay)
+async def calculation_runs(
+    ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any
+) -> Slice[CalculationRunRecord]:
+    """Every calculation run of the caller's (completed, failed, running), newest first or in
+    ``order``, narrowed by ``filters`` (list_queries.CALCULATION_RUNS)."""
+    query = parse_list_query(CALCULATION_RUNS, filters, order)
+    return await CalculationRunRepository(ctx).slice(query=query, **relay)
 
 
-async def evidence_items(ctx: Ctx, workspace_id: Any = None, **relay: Any) -> Slice[EvidenceItemRecord]:
-    """The caller's evidence items, newest first; optionally one workspace's (NotFound if not theirs)."""
+async def evidence_items(
+    ctx: Ctx, workspace_id: Any = None, filters: Any = None, order: Any = None, **relay: Any
+) -> Slice[EvidenceItemRecord]:
+    """The caller's evidence items, newest first or in ``order``, narrowed by ``filters``;
+    optionally one workspace's (NotFound if not theirs)."""
+    query = parse_list_query(EVIDENCE_ITEMS, filters, order)
     wid = await _own_workspace(ctx, workspace_id) if workspace_id is not None else None
-    return await EvidenceItemRepository(ctx).slice_of(wid, **relay)
+    return await EvidenceItemRepository(ctx).slice_of(wid, query=query, **relay)
 
 
-async def events(ctx: Ctx, **relay: Any) -> Slice[Event]:
-    """The caller's event log, oldest first."""
-    found = await EventRepository(ctx).slice_oldest_first(**relay)
+async def events(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[Event]:
+    """The caller's event log, oldest first or in ``order``, narrowed by ``filters``."""
+    query = parse_list_query(EVENTS, filters, order)
+    found = await EventRepository(ctx).slice_oldest_first(query=query, **relay)
     found.items[:] = [as_seen_by(ctx, e) for e in found.items]
     return found
 
@@ -93,24 +115,34 @@ async def legacy_reports(ctx: Ctx, **relay: Any) -> Slice[LegacyReportView]:
     return found
 
 
-# Nested lists: each parent's page, every parent of a batch in one statement (DataLoaders).
-_NESTED: dict[str, tuple[Any, str]] = {
-    "workspace.imports": (ImportBatchRepository, "workspace_id"),
-    "workspace.packs": (ReportPackRepository, "workspace_id"),
-    "workspace.calculation_runs": (CalculationRunRepository, "workspace_id"),
-    "workspace.evidence_items": (EvidenceItemRepository, "workspace_id"),
-    "pack.evidence_items": (EvidenceItemRepository, "report_pack_id"),
-    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id"),
+# Nested lists: each parent's page, every parent of a batch in one statement (DataLoaders), and
+# the declaration of its filters and orderings (None: it has none).
+_NESTED: dict[str, tuple[Any, str, ListSpec | None]] = {
+    "workspace.imports": (ImportBatchRepository, "workspace_id", None),
+    "workspace.packs": (ReportPackRepository, "workspace_id", PACKS),
+    "workspace.calculation_runs": (CalculationRunRepository, "workspace_id", CALCULATION_RUNS),
+    "workspace.evidence_items": (EvidenceItemRepository, "workspace_id", EVIDENCE_ITEMS),
+    "pack.evidence_items": (EvidenceItemRepository, "report_pack_id", EVIDENCE_ITEMS),
+    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id", None),
 }
 
 
-async def nested(ctx: Ctx, relation: str, parents: list[uuid.UUID], **relay: Any) -> dict[uuid.UUID, Slice[Any]]:
+async def nested(
+    ctx: Ctx,
+    relation: str,
+    parents: list[uuid.UUID],
+    filters: Any = None,
+    order: Any = None,
+    **relay: Any,
+) -> dict[uuid.UUID, Slice[Any]]:
     """The same page of ``relation`` for each parent the caller already holds (rows of the
-    caller's organisation only, as every list)."""
-    repository, parent = _NESTED[relation]
+    caller's organisation only, as every list), narrowed by ``filters`` and in ``order`` where
+    the relation declares them."""
+    repository, parent, spec = _NESTED[relation]
     if relation == "endpoint.deliveries":
         ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    found: dict[uuid.UUID, Slice[Any]] = await repository(ctx).slices_by(parent, parents, **relay)
+    query = parse_list_query(spec, filters, order) if spec is not None else None
+    found: dict[uuid.UUID, Slice[Any]] = await repository(ctx).slices_by(parent, parents, query=query, **relay)
     if relation == "endpoint.deliveries":
         every = [item for page in found.values() for item in page.items]
         attempts = iter(await attempts_of(ctx, every))

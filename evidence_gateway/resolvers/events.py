@@ -14,6 +14,7 @@ from evidence_gateway.core.events import cursor_of, sequence_of
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.models import Event
 from evidence_gateway.models.base import table_of
+from evidence_gateway.resolvers.list_queries import EVENTS, parse_list_query
 from evidence_gateway.resolvers.validation import parse
 from evidence_gateway.store.repositories.events import EventRepository
 
@@ -56,15 +57,17 @@ class _PageInput(BaseModel):
 
 
 async def list_events(
-    ctx: Ctx, after: str | None = None, limit: Any = None, *, limit_field: str = "limit"
+    ctx: Ctx, after: str | None = None, limit: Any = None, *, limit_field: str = "limit", filters: Any = None
 ) -> EventPage:
-    """Events after the cursor, oldest first, at most ``limit`` of them."""
+    """Events after the cursor, oldest first, at most ``limit`` of them, narrowed by ``filters``
+    (list_queries.EVENTS; the cursor stays the log position, so a filtered tail continues)."""
+    query = parse_list_query(EVENTS, filters)
     try:
         count = parse(_PageInput, {} if limit is None else {"limit": limit}).limit
     except InvalidInput as exc:
         raise InvalidInput(fields={limit_field: exc.fields.get("limit", "invalid")}) from None
     after_sequence = sequence_of(after)
-    rows = await EventRepository(ctx).after(after_sequence, count + 1)
+    rows = await EventRepository(ctx).after(after_sequence, count + 1, query)
     items = [as_seen_by(ctx, e) for e in rows[:count]]
     next_cursor = cursor_of(items[-1].sequence) if items else (after or None)
     return EventPage(items=items, next_cursor=next_cursor, has_more=len(rows) > count)

@@ -27,6 +27,7 @@ from evidence_gateway.models import (
     WorkspaceStatus,
 )
 from evidence_gateway.read_models.representation import evidence_item_json
+from evidence_gateway.resolvers.list_queries import EVIDENCE_ITEMS, parse_list_query
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, IsoDate, OneOf, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.store.record_types import EvidenceItemRecord
@@ -254,15 +255,19 @@ class _ListFilter(StrictInput):
     workspace_id: UUIDField | None = None
 
 
-async def list_evidence_items(ctx: Ctx, params: PageParams, workspace_id: Any = None) -> Page[EvidenceItemRecord]:
-    """Newest first; optionally one workspace's items (unknown or foreign workspace: 404)."""
+async def list_evidence_items(
+    ctx: Ctx, params: PageParams, workspace_id: Any = None, filters: Any = None, order: Any = None
+) -> Page[EvidenceItemRecord]:
+    """Newest first (or in ``order``), narrowed by ``filters`` (list_queries.EVIDENCE_ITEMS);
+    optionally one workspace's items (unknown or foreign workspace: 404)."""
     wid = parse(_ListFilter, {"workspace_id": workspace_id}).workspace_id
+    query = parse_list_query(EVIDENCE_ITEMS, filters, order)
     items = EvidenceItemRepository(ctx)
     if wid is None:
-        return await items.page(params)
+        return await items.page(params, query)
     if await WorkspaceRepository(ctx).get(wid) is None:
         raise NotFound("workspace not found", resource="workspace", id=str(wid))
-    return await items.page_of_workspace(params, wid)
+    return await items.page_of_workspace(params, wid, query)
 
 
 async def evidence_items_by_workspace_ids(ctx: Ctx, ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from evidence_gateway.core.context import Ctx
@@ -14,11 +15,30 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.packs.download import Download, SignedLink
 from evidence_gateway.packs.lookup import PackDetail, in_type_order
+from evidence_gateway.resolvers.list_queries import PACKS, parse_list_query
+from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import parse_id
 from evidence_gateway.store.record_types import ApprovalActionRecord, PackArtifactRecord, ReportPackRecord
 from evidence_gateway.store.repositories.packs import ApprovalRepository, PackArtifactRepository, ReportPackRepository
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedPack:
+    """A pack of a list with its artifacts (its file URLs are read from them)."""
+
+    pack: ReportPackRecord
+    artifacts: list[PackArtifactRecord]
+
+
+async def list_packs(ctx: Ctx, params: PageParams, filters: Any = None, order: Any = None) -> Page[ListedPack]:
+    """Every pack of the caller's workspaces, newest first (or in ``order``), narrowed by
+    ``filters`` (list_queries.PACKS); the page's artifacts in one more read."""
+    found = await ReportPackRepository(ctx).page(params, parse_list_query(PACKS, filters, order))
+    artifacts = await PackArtifactRepository(ctx).of_packs([p.id for p in found.items])
+    items = [ListedPack(p, in_type_order(artifacts.get(p.id, []))) for p in found.items]
+    return Page(items=items, page=found.page, per_page=found.per_page, total=found.total)
 
 
 async def get_pack_detail(ctx: Ctx, pack_id: Any) -> PackDetail:

@@ -16,6 +16,7 @@ from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
 from evidence_gateway.models import Workspace, WorkspaceStatus
 from evidence_gateway.read_models.representation import workspace_json
+from evidence_gateway.resolvers.list_queries import WORKSPACES, parse_list_query
 from evidence_gateway.resolvers.methodology import profile_exists
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.preconditions import check_if_match, touch
@@ -40,9 +41,12 @@ class WorkspaceCreate(StrictInput):
         return self
 
 
-async def list_workspaces(ctx: Ctx, params: PageParams) -> Page[WorkspaceRecord]:
-    """Newest first; the (org_id, created_at, id) index serves the page and its total."""
-    return await WorkspaceRepository(ctx).page(params)
+async def list_workspaces(
+    ctx: Ctx, params: PageParams, filters: Any = None, order: Any = None
+) -> Page[WorkspaceRecord]:
+    """Newest first (or in ``order``), narrowed by ``filters`` (list_queries.WORKSPACES); the
+    (org_id, key, id) indexes serve the page and its total."""
+    return await WorkspaceRepository(ctx).page(params, parse_list_query(WORKSPACES, filters, order))
 
 
 async def get_workspace(ctx: Ctx, workspace_id: Any) -> WorkspaceRecord:

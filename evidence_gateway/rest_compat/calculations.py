@@ -15,7 +15,9 @@ from evidence_gateway.read_models import (
     MethodologyProfile,
 )
 from evidence_gateway.resolvers import calculation_reads, calculations, methodology
-from evidence_gateway.rest_compat.http import caller, envelope
+from evidence_gateway.resolvers.pagination import page_params
+from evidence_gateway.rest_compat.http import caller, envelope, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.rest_compat.writes import location, write
 
 
@@ -43,6 +45,16 @@ def _render_calculation(result: calculations.CalculationOutcome | calculations.Q
     return envelope(CalculationResult.render_outcome(result))
 
 
+async def list_runs(request: Request) -> Response:
+    """GET /v2/calculation-runs (extension): every run of the organisation, newest first;
+    ``filter[...]`` and ``sort`` (list_params.py)."""
+    ctx = await caller(request)
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
+    page = await calculation_reads.list_calculation_runs(ctx, params, list_filters(query), list_order(query))
+    return paginated(page, CalculationRun.render, request=request)
+
+
 async def get_run(request: Request) -> Response:
     """GET /v2/calculation-runs/{id} (extension): a run with its assessment once completed."""
     ctx = await caller(request)
@@ -65,6 +77,7 @@ async def list_profiles(request: Request) -> Response:
 
 routes = [
     Route("/v2/workspaces/{id}/calculate", calculate, methods=["POST"]),
+    Route("/v2/calculation-runs", list_runs, methods=["GET"]),
     Route("/v2/calculation-runs/{id}", get_run, methods=["GET"]),
     Route("/v2/workspaces/{id}/quality", quality, methods=["GET"]),
     Route("/v2/methodology-profiles", list_profiles, methods=["GET"]),

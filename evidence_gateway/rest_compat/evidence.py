@@ -12,6 +12,7 @@ from evidence_gateway.read_models import EvidenceItem as EvidenceItemOut
 from evidence_gateway.resolvers import evidence
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import caller, envelope, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.rest_compat.writes import location, write
 
 
@@ -26,11 +27,14 @@ async def create_evidence_item(request: Request) -> Response:
 
 
 async def list_evidence_items(request: Request) -> Response:
-    """GET /v2/evidence-items (extension): newest first, optionally one workspace's."""
+    """GET /v2/evidence-items (extension): newest first, optionally one workspace's; ``filter[...]``
+    and ``sort`` (list_params.py)."""
     ctx = await caller(request)
     query = request.query_params
     params = page_params(query.get("page"), query.get("per_page"))
-    page = await evidence.list_evidence_items(ctx, params, query.get("workspace_id"))
+    page = await evidence.list_evidence_items(
+        ctx, params, query.get("workspace_id"), list_filters(query), list_order(query)
+    )
     return paginated(page, EvidenceItemOut.render, request=request)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evidence_gateway.resolvers.list_queries import MAX_CONTAINS, FilterKind, ListSpec
 from evidence_gateway.rest_compat.openapi_schemas import (
     ComponentSchema,
     Schema,
@@ -107,3 +108,55 @@ def input_schemas(models: tuple[type[BaseModel], ...]) -> tuple[dict[str, Schema
     schemas = InputSchemas()
     bodies = {model.__name__: schemas.body(model) for model in models}
     return bodies, schemas.components
+
+
+def list_parameters(spec: ListSpec, *, sort: bool = True) -> tuple[dict[str, Any], ...]:
+    """A list's ``filter[...]`` and (``sort``) ``sort`` parameters, from its declaration (the one
+    GraphQL's filter and orderBy inputs are built from): extensions, each optional."""
+    ext = {"x-extension": True}
+    params: list[dict[str, Any]] = []
+    for declared in spec.filters:
+        name = f"filter[{declared.name}]"
+        if declared.kind is FilterKind.ONE_OF:
+            values = ", ".join(declared.values)
+            params.append(
+                {
+                    "name": name,
+                    "in": "query",
+                    "schema": {"type": "string"},
+                    "description": f"{declared.description} Comma-separated or repeated; of: {values}.",
+                    **ext,
+                }
+            )
+        elif declared.kind is FilterKind.RANGE:
+            for bound, what in (("gte", "at or after (inclusive)"), ("lt", "before (exclusive)")):
+                params.append(
+                    {
+                        "name": f"{name}[{bound}]",
+                        "in": "query",
+                        "schema": {"type": "string", "format": "date-time"},
+                        "description": f"{declared.description} This bound: {what}; with an offset or Z.",
+                        **ext,
+                    }
+                )
+        elif declared.kind is FilterKind.CONTAINS:
+            schema = {"type": "string", "minLength": 1, "maxLength": MAX_CONTAINS}
+            params.append({"name": name, "in": "query", "schema": schema, "description": declared.description, **ext})
+        else:
+            schema = {"type": "string", "format": "uuid"}
+            params.append({"name": name, "in": "query", "schema": schema, "description": declared.description, **ext})
+    if not sort:
+        return tuple(params)
+    default, direction = spec.default
+    keys = ", ".join(o.name for o in spec.orderings)
+    params.append(
+        {
+            "name": "sort",
+            "in": "query",
+            "schema": {"type": "string"},
+            "description": f"Order by one of: {keys}; ascending, or descending with a leading '-' (the id breaks "
+            f"ties). Default: {'-' if direction.value == 'desc' else ''}{default}.",
+            **ext,
+        }
+    )
+    return tuple(params)

@@ -20,12 +20,13 @@ from evidence_gateway.resolvers.calculations import CalculateInput
 from evidence_gateway.resolvers.events import DEFAULT_LIMIT, MAX_LIMIT
 from evidence_gateway.resolvers.evidence import EvidenceCreate
 from evidence_gateway.resolvers.imports import ImportCreate
+from evidence_gateway.resolvers.list_queries import CALCULATION_RUNS, EVENTS, EVIDENCE_ITEMS, PACKS, WORKSPACES
 from evidence_gateway.resolvers.packs import GeneratePackInput
 from evidence_gateway.resolvers.pagination import PageParams
 from evidence_gateway.resolvers.webhook_endpoints import EndpointCreate, EndpointUpdate
 from evidence_gateway.resolvers.webhooks import WebhookTestInput
 from evidence_gateway.resolvers.workspaces import WorkspaceCreate
-from evidence_gateway.rest_compat.openapi_inputs import query_parameters
+from evidence_gateway.rest_compat.openapi_inputs import list_parameters, query_parameters
 from evidence_gateway.rest_compat.openapi_schemas import (
     EXT,
     as_input,
@@ -137,7 +138,7 @@ LOCATION, ETAG = "Location", "ETag"
 OPERATIONS: tuple[Op, ...] = (
     # -- workspaces --------------------------------------------------------------------------
     Op("get", "/v2/workspaces", "listWorkspaces", "List the organisation's workspaces, newest first", "workspaces",
-       Answer(200, rm.Workspace, "One page of workspaces.", "page"), PAGE),
+       Answer(200, rm.Workspace, "One page of workspaces.", "page"), (*PAGE, *list_parameters(WORKSPACES))),
     Op("post", "/v2/workspaces", "createWorkspace", "Create a workspace (status draft)", "workspaces",
        Answer(201, rm.Workspace, "The new workspace."), body=WorkspaceCreate, headers=(LOCATION, ETAG)),
     Op("get", "/v2/workspaces/{id}", "getWorkspace",
@@ -157,6 +158,10 @@ OPERATIONS: tuple[Op, ...] = (
        accepted=Answer(202, rm.CalculationRun, "Prefer: respond-async: the run, queued.")),
     Op("get", "/v2/workspaces/{id}/quality", "getWorkspaceQuality", "Latest data-quality assessment of the workspace",
        "calculations", Answer(200, rm.DataQualityAssessment, "The latest assessment."), (WORKSPACE,)),
+    Op("get", "/v2/calculation-runs", "listCalculationRuns",
+       "List the organisation's calculation runs, newest first (filter and sort)", "calculations",
+       Answer(200, rm.CalculationRun, "One page of runs.", "page"), (*PAGE, *list_parameters(CALCULATION_RUNS)),
+       extension=True),
     Op("get", "/v2/calculation-runs/{id}", "getCalculationRun",
        "One calculation run with its assessment (the Location of an accepted calculation)", "calculations",
        Answer(200, rm.CalculationRunDetail, "The run."), (path_id("Calculation run"),), extension=True),
@@ -168,6 +173,10 @@ OPERATIONS: tuple[Op, ...] = (
        Answer(201, rm.ReportPack, "The new pack version.", meta=rm.PackMeta), (WORKSPACE, IF_MATCH, PREFER),
        GeneratePackInput, body_required=False, headers=(LOCATION, ETAG),
        accepted=Answer(202, rm.ReportPack, "Prefer: respond-async: the version, queued.")),
+    Op("get", "/v2/packs", "listPacks",
+       "List the organisation's packs, newest first (filter and sort; status in_review: awaiting approval)",
+       "packs", Answer(200, rm.ReportPack, "One page of packs.", "page"), (*PAGE, *list_parameters(PACKS)),
+       extension=True),
     Op("get", "/v2/packs/{id}", "getPack", "Pack detail with its run, assessment and artifacts", "packs",
        Answer(200, rm.ReportPackDetail, "The pack."), (PACK, IF_NONE_MATCH), headers=(ETAG,)),
     Op("get", "/v2/packs/{id}/artifacts", "listPackArtifacts",
@@ -190,10 +199,12 @@ OPERATIONS: tuple[Op, ...] = (
        extension=True),
     # -- events and evidence -----------------------------------------------------------------
     Op("get", "/v2/events", "listEvents", "The organisation's event log after a cursor, oldest first", "events",
-       Answer(200, rm.EventPage, "Events and the cursor to continue from.", "bare"), EVENTS_QUERY, errors=(422,),
+       Answer(200, rm.EventPage, "Events and the cursor to continue from.", "bare"),
+       (*EVENTS_QUERY, *list_parameters(EVENTS, sort=False)), errors=(422,),
        extension=True),
     Op("get", "/v2/evidence-items", "listEvidenceItems", "List the organisation's evidence items, newest first",
-       "evidence", Answer(200, rm.EvidenceItem, "One page of evidence items.", "page"), (*PAGE, WORKSPACE_FILTER),
+       "evidence", Answer(200, rm.EvidenceItem, "One page of evidence items.", "page"),
+       (*PAGE, WORKSPACE_FILTER, *list_parameters(EVIDENCE_ITEMS)),
        errors=(404,), extension=True),
     Op("post", "/v2/evidence-items", "createEvidenceItem", "Register an evidence item (supporting document)",
        "evidence", Answer(201, rm.EvidenceItem, "The evidence item."), body=EvidenceCreate, headers=(LOCATION,)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -18,8 +20,10 @@ from evidence_gateway.read_models import (
     listed_artifacts,
 )
 from evidence_gateway.resolvers import approvals, pack_reads, packs
+from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.resolvers.preconditions import etag
-from evidence_gateway.rest_compat.http import caller, envelope, etag_matches, not_modified
+from evidence_gateway.rest_compat.http import caller, envelope, etag_matches, not_modified, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.rest_compat.writes import location, write
 from evidence_gateway.web.ratelimit.middleware import refuse_credential
 from evidence_gateway.web.request_id import request_id_of
@@ -42,6 +46,20 @@ async def generate_pack(request: Request) -> Response:
     return await write(
         request, lambda ctx, body: packs.generate_pack(ctx, workspace_id, body), render, body_required=False
     )
+
+
+async def list_packs(request: Request) -> Response:
+    """GET /v2/packs (extension): every pack of the organisation, newest first; ``filter[...]`` and
+    ``sort`` (list_params.py): ``filter[status]=in_review`` are the packs awaiting approval."""
+    ctx = await caller(request)
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
+    page = await pack_reads.list_packs(ctx, params, list_filters(query), list_order(query))
+
+    def render(item: pack_reads.ListedPack) -> dict[str, Any]:
+        return ReportPack.render_linked(item.pack, item.artifacts, ctx.settings)
+
+    return paginated(page, render, request=request)
 
 
 async def get_pack(request: Request) -> Response:
@@ -125,6 +143,7 @@ async def download_artifact(request: Request) -> Response:
 
 routes = [
     Route("/v2/workspaces/{id}/packs", generate_pack, methods=["POST"]),
+    Route("/v2/packs", list_packs, methods=["GET"]),
     Route("/v2/packs/{id}", get_pack, methods=["GET"]),
     Route("/v2/packs/{id}/artifacts", list_artifacts, methods=["GET"]),
     Route("/v2/packs/{id}/approvals", record_approval, methods=["POST"]),

@@ -15,14 +15,18 @@ from evidence_gateway.resolvers import imports, workspace_detail, workspaces
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.resolvers.preconditions import etag
 from evidence_gateway.rest_compat.http import caller, envelope, not_modified, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.rest_compat.writes import location, write
 
 
 async def list_workspaces(request: Request) -> Response:
-    """GET /v2/workspaces: the caller's workspaces, newest first."""
+    """GET /v2/workspaces: the caller's workspaces, newest first (``filter[...]`` and ``sort``:
+    extensions, list_params.py)."""
     ctx = await caller(request)
-    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await workspaces.list_workspaces(ctx, params), WorkspaceOut.render, request=request)
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
+    page = await workspaces.list_workspaces(ctx, params, list_filters(query), list_order(query))
+    return paginated(page, WorkspaceOut.render, request=request)
 
 
 async def create_workspace(request: Request) -> Response:

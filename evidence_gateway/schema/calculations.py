@@ -27,6 +27,14 @@ from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import RunStatus, WorkspaceStatus
 from evidence_gateway.schema.hub_outputs import HubOperations, hub_operations
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    CalculationRunFilter,
+    CalculationRunOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.outputs import (
     EmissionBoundary,
     Iso14083Summary,
@@ -262,12 +270,28 @@ class WorkspaceCalculationFields:
 
     @strawberry.field(description="The workspace's calculation runs, newest first, by cursor.")
     async def calculation_runs_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[CalculationRunFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[CalculationRunOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[CalculationRunType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - mixin: the attribute lives on Workspace
         convert = lambda r: from_model(CalculationRunType, r)  # noqa: E731
         return await nested_connection(
-            info, "workspace.calculation_runs", workspace_id, convert, first, after, last, before
+            info,
+            "workspace.calculation_runs",
+            workspace_id,
+            convert,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
         )
 
     @strawberry.field(
@@ -282,6 +306,31 @@ class WorkspaceCalculationFields:
 
 @strawberry.type
 class Query:
+    @strawberry.field(
+        description="Every calculation run of the caller's workspaces, newest first (or in orderBy's order), "
+        "narrowed by filter, by cursor."
+    )
+    async def calculation_runs_connection(
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[CalculationRunFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[CalculationRunOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
+    ) -> Connection[CalculationRunType]:
+        found = await connections.calculation_runs(
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
+        )
+        return connection(found, lambda r: from_model(CalculationRunType, r))
+
     @strawberry.field(description=f"Latest quality assessment of a workspace: {LOOKUP_RULE}, and before its first run.")
     async def quality_assessment(
         self,

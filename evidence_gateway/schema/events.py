@@ -17,6 +17,7 @@ from evidence_gateway.models import Event
 from evidence_gateway.resolvers import connections, events
 from evidence_gateway.resolvers.events import DEFAULT_LIMIT as EVENTS_DEFAULT_LIMIT
 from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.schema.list_inputs import FILTER_HELP, ORDER_HELP, EventFilter, EventOrder, filters_of, order_of
 from evidence_gateway.schema.outputs import EventData, event_data, json_deprecation
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, Node, connection, deprecated_for
 
@@ -79,13 +80,28 @@ def event_type(event: Event, *, redacted: bool = False) -> EventType:
 @strawberry.type
 class Query:
     @strawberry.field(
-        description="The organisation's event log, oldest first, as a connection (edge cursors are their own; "
-        "Event.cursor continues the events field and subscriptions)."
+        description="The organisation's event log, oldest first (or in orderBy's order), narrowed by filter, as a "
+        "connection (edge cursors are their own; Event.cursor continues the events field and subscriptions)."
     )
     async def events_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[EventFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[EventOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[EventType]:
-        found = await connections.events(info.context.ctx, first=first, after=after, last=last, before=before)
+        found = await connections.events(
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
+        )
         return connection(found, event_type)
 
     @strawberry.field(

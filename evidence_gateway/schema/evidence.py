@@ -16,6 +16,14 @@ from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta,
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import AttachmentScope, EvidenceType, VerificationStatus
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    EvidenceItemFilter,
+    EvidenceItemOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.outputs import MetadataEntry, json_deprecation, metadata_entries
 from evidence_gateway.schema.relay import (
     After,
@@ -115,11 +123,27 @@ class WorkspaceEvidenceFields:
         "by cursor."
     )
     async def evidence_items_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[EvidenceItemFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[EvidenceItemOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[EvidenceItemType]:
         ws_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
         return await nested_connection(
-            info, "workspace.evidence_items", ws_id, evidence_item, first, after, last, before
+            info,
+            "workspace.evidence_items",
+            ws_id,
+            evidence_item,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
         )
 
     @strawberry.field(
@@ -142,7 +166,8 @@ class Query:
         return None if found is None else evidence_item(found)
 
     @strawberry.field(
-        description="The caller's evidence items, newest first, by cursor; optionally one workspace's "
+        description="The caller's evidence items, newest first (or in orderBy's order), narrowed by filter, by "
+        "cursor; optionally one workspace's "
         "(NOT_FOUND if the workspace is not the caller's, as evidenceItems)."
     )
     async def evidence_items_connection(
@@ -156,9 +181,18 @@ class Query:
         after: After = None,
         last: Last = None,
         before: Before = None,
+        filter: Annotated[EvidenceItemFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[EvidenceItemOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[EvidenceItemType]:
         found = await connections.evidence_items(
-            info.context.ctx, workspace_id, first=first, after=after, last=last, before=before
+            info.context.ctx,
+            workspace_id,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
         )
         return connection(found, evidence_item)
 

@@ -33,6 +33,8 @@ from evidence_gateway.schema.execution import PlainLeaves
 
 _INDEX = re.compile(r"\[\d+\]")
 _NAME = re.compile(r"\.?([^.\[]+)")
+# A query parameter's key segment (REST ``filter[created_at][gte]``): a field, like ``.created_at``.
+_KEY = re.compile(r"\[([A-Za-z_][A-Za-z0-9_]*)\]")
 # A whole-body refusal ("request body must be a JSON object") is about the input argument.
 _WHOLE_BODY = "body"
 INPUT = "input"
@@ -46,7 +48,8 @@ def _input_fields(gql_type: Any) -> Mapping[str, Any] | None:
 
 
 def graphql_field_path(field: GraphQLField, rest_path: str) -> str:
-    """``shipments[0].distance_km`` of ``registerImport`` -> ``input.shipments[0].distanceKm``."""
+    """``shipments[0].distance_km`` of ``registerImport`` -> ``input.shipments[0].distanceKm``;
+    ``filter[created_at][gte]`` of a connection -> ``filter.createdAt.gte``."""
     if rest_path == _WHOLE_BODY and INPUT in field.args:
         return INPUT
     out = ""
@@ -58,7 +61,7 @@ def graphql_field_path(field: GraphQLField, rest_path: str) -> str:
             out += index.group()
             at = index.end()
             continue
-        name = _NAME.match(rest_path, at)
+        name = _NAME.match(rest_path, at) or (_KEY.match(rest_path, at) if known is not None else None)
         if known is None or name is None:
             return out + rest_path[at:]  # inside a JSON value: the caller's own keys
         graphql_name = to_camel_case(name.group(1))

@@ -12,7 +12,7 @@ from strawberry.types import Info
 
 from evidence_gateway.models import ApprovalAction, PackArtifact, ReportPack
 from evidence_gateway.read_models import packs as links
-from evidence_gateway.resolvers import approvals, calculation_reads, pack_reads, packs
+from evidence_gateway.resolvers import approvals, calculation_reads, connections, pack_reads, packs
 from evidence_gateway.resolvers.evidence import evidence_items_by_pack_ids
 from evidence_gateway.schema.calculations import CalculationRunType, DataQualityAssessmentType
 from evidence_gateway.schema.common import LOOKUP_RULE, or_null
@@ -20,6 +20,16 @@ from evidence_gateway.schema.context import GraphQLContext, relation
 from evidence_gateway.schema.convert import from_model, input_to_dict
 from evidence_gateway.schema.enums import ApprovalActionType, ArtifactStatus, ArtifactType, PackStatus
 from evidence_gateway.schema.evidence import EvidenceItemType, evidence_item
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    EvidenceItemFilter,
+    EvidenceItemOrder,
+    ReportPackFilter,
+    ReportPackOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.relay import (
     After,
     Before,
@@ -27,6 +37,7 @@ from evidence_gateway.schema.relay import (
     First,
     Last,
     Node,
+    connection,
     deprecated_for,
     nested_connection,
 )
@@ -165,9 +176,27 @@ class ReportPackType(Node):
 
     @strawberry.field(description="Evidence items that name this pack (report_pack_id), newest first, by cursor.")
     async def evidence_items_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[EvidenceItemFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[EvidenceItemOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[EvidenceItemType]:
-        return await nested_connection(info, "pack.evidence_items", self.id, evidence_item, first, after, last, before)
+        return await nested_connection(
+            info,
+            "pack.evidence_items",
+            self.id,
+            evidence_item,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
+        )
 
     @strawberry.field(
         description="Evidence items that name this pack (report_pack_id), newest first.",
@@ -233,10 +262,28 @@ class WorkspacePackFields:
 
     @strawberry.field(description="The workspace's packs, newest first, by cursor.")
     async def packs_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[ReportPackFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[ReportPackOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[ReportPackType]:
         workspace_id: Any = getattr(self, "id")  # noqa: B009 - the mixin's host type defines it
-        return await nested_connection(info, "workspace.packs", workspace_id, pack_type, first, after, last, before)
+        return await nested_connection(
+            info,
+            "workspace.packs",
+            workspace_id,
+            pack_type,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
+        )
 
     @strawberry.field(
         description="Every pack of the workspace, newest version first.",
@@ -250,6 +297,31 @@ class WorkspacePackFields:
 
 @strawberry.type
 class Query:
+    @strawberry.field(
+        description="Every pack of the caller's workspaces, newest first (or in orderBy's order), narrowed by "
+        "filter (packs awaiting approval: status IN_REVIEW), by cursor."
+    )
+    async def packs_connection(
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[ReportPackFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[ReportPackOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
+    ) -> Connection[ReportPackType]:
+        found = await connections.packs(
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
+        )
+        return connection(found, pack_type)
+
     @strawberry.field(description=f"One pack; {LOOKUP_RULE}.")
     async def pack(
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Pack id.")]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
+import orjson
 import strawberry
 
 from evidence_gateway.core.context import Ctx
@@ -116,10 +117,15 @@ class _NestedPage:
     after: str | None
     last: int | None
     before: str | None
+    # The filter as canonical JSON and the order as (field, direction): hashable, so siblings
+    # asking the same filtered page share the batch too.
+    filters: str | None = None
+    order: tuple[str, str] | None = None
 
     async def __call__(self, ctx: Ctx, parents: list[uuid.UUID]) -> dict[uuid.UUID, Slice[Any]]:
         relay = {"first": self.first, "after": self.after, "last": self.last, "before": self.before}
-        return await connections.nested(ctx, self.relation, parents, **relay)
+        filters = orjson.loads(self.filters) if self.filters is not None else None
+        return await connections.nested(ctx, self.relation, parents, filters, self.order, **relay)
 
 
 async def nested_connection(
@@ -131,8 +137,11 @@ async def nested_connection(
     after: str | None,
     last: int | None,
     before: str | None,
+    filters: dict[str, Any] | None = None,
+    order: tuple[str, str] | None = None,
 ) -> Connection[T]:
     """A parent's page of a nested list (``connections.nested``), batched with its siblings'."""
-    batch = _NestedPage(relation, first, after, last, before)
+    key = orjson.dumps(filters, default=str, option=orjson.OPT_SORT_KEYS).decode() if filters is not None else None
+    batch = _NestedPage(relation, first, after, last, before, key, order)
     found: Slice[Any] = await info.context.loader(batch).load(parent_id)
     return connection(found, convert)

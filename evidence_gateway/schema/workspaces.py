@@ -29,6 +29,14 @@ from evidence_gateway.schema.enums import (
     WorkspaceStatus,
 )
 from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    WorkspaceFilter,
+    WorkspaceOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.packs import WorkspacePackFields
 from evidence_gateway.schema.relay import (
     After,
@@ -232,12 +240,28 @@ class Query:
         )
 
     @strawberry.field(
-        description="The caller's workspaces, newest first, by cursor: page 5,000 costs what page 1 costs."
+        description="The caller's workspaces, newest first (or in orderBy's order), narrowed by filter, by "
+        "cursor: page 5,000 costs what page 1 costs."
     )
     async def workspaces_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[WorkspaceFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[WorkspaceOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[WorkspaceType]:
-        found = await connections.workspaces(info.context.ctx, first=first, after=after, last=last, before=before)
+        found = await connections.workspaces(
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
+        )
         return connection(found, lambda w: from_model(WorkspaceType, w))
 
     @strawberry.field(description=f"One workspace; {LOOKUP_RULE}.")

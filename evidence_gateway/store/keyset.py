@@ -54,6 +54,18 @@ def _whole(value: Any) -> int:
     return value
 
 
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError
+    return value
+
+
+# The key parsers an ordering names (store/list_filters.py).
+aware_key = _aware
+whole_key = _whole
+text_key = _string
+
+
 def _text(value: Any) -> Any:
     if isinstance(value, datetime | uuid.UUID):
         return value.isoformat() if isinstance(value, datetime) else str(value)

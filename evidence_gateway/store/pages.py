@@ -3,6 +3,7 @@ statement built once (the contract's REST lists)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -75,3 +76,21 @@ class NewestFirst:
         if total is None:
             total = (await rows(ctx, self._count, **bind))[0][0]
         return Page(items=items, page=params.page, per_page=params.per_page, total=total)
+
+
+async def ordered_page(
+    ctx: Ctx, model: Any, where: Sequence[ColumnElement[bool]], order_by: Sequence[Any], params: PageWindow
+) -> Page[Any]:
+    """A page/per_page list under a filter and an ordering (``where`` includes the caller's
+    organisation; ``order_by`` ends with the id, so a page boundary is the same on every read):
+    built per request, since its shape varies (so not through the prepared-once fast path, as
+    the keyset pages); the total is the filtered count."""
+    table = table_of(model)
+    count = select(func.count()).select_from(table).where(*where)
+    stmt = select(*table.c).where(*where).order_by(*order_by).limit(params.per_page).offset(params.offset)
+    async with ctx.db.read() as session:
+        found = (await session.execute(stmt)).all()
+        total = int((await session.execute(count)).scalar_one())
+    typed = TYPED.get(table.name)
+    items: list[Any] = [typed._make(row) for row in found] if typed is not None else records(table, found)
+    return Page(items=items, page=params.page, per_page=params.per_page, total=total)

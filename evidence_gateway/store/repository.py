@@ -19,8 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned, owned_by, readable, rows, table_of
+from evidence_gateway.resolvers.list_queries import ListQuery
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, keyset_slices, window
-from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
+from evidence_gateway.store.list_filters import conditions, order_of
+from evidence_gateway.store.pages import NewestFirst, Page, PageWindow, ordered_page
 
 M = TypeVar("M")  # the table model (an ORM entity in a unit of work)
 R = TypeVar("R")  # its typed record
@@ -69,9 +71,14 @@ class Repository(Generic[M, R]):
         make = self.record._make
         return {row.id: make(row) for row in found}
 
-    async def page(self, params: PageWindow) -> Page[R]:
-        """A page/per_page list, newest first, with its total."""
-        return await self._newest.page(self.ctx, params)
+    async def page(self, params: PageWindow, query: ListQuery | None = None, *where: ColumnElement[bool]) -> Page[R]:
+        """A page/per_page list, newest first, with its total; ``query`` filters and orders it
+        and ``where`` narrows it (without either: the statement built once, as before)."""
+        if not where and (query is None or query.is_plain):
+            return await self._newest.page(self.ctx, params)
+        order = order_of(self.table, query, self._order)
+        scoped = [owned_by(self.ctx, self.table), *where, *conditions(self.table, query)]
+        return await ordered_page(self.ctx, self.model, scoped, order.sort(), params)
 
     async def grouped_by(
         self, key: str, keys: list[uuid.UUID], newest: tuple[str, ...] = ("created_at", "id")
@@ -84,20 +91,24 @@ class Repository(Generic[M, R]):
             out[getattr(row, key)].append(make(row))
         return out
 
-    async def slice(self, *where: ColumnElement[bool], **relay: Any) -> Slice[R]:
-        """A cursor list (first/after, last/before), newest first; ``where`` narrows it (one
-        workspace's rows)."""
-        order = self._order
+    async def slice(self, *where: ColumnElement[bool], query: ListQuery | None = None, **relay: Any) -> Slice[R]:
+        """A cursor list (first/after, last/before), newest first or in ``query``'s order;
+        ``where`` and ``query``'s filters narrow it (one workspace's rows), inside the caller's
+        organisation always."""
+        order = order_of(self.table, query, self._order)
         win = window(order, **relay)
-        scoped = [owned_by(self.ctx, self.table), *where]
+        scoped = [owned_by(self.ctx, self.table), *where, *conditions(self.table, query)]
         return await keyset_slice(self.ctx.db, self.model, scoped, order, win)
 
-    async def slices_by(self, parent: str, parents: Sequence[uuid.UUID], **relay: Any) -> dict[uuid.UUID, Slice[R]]:
+    async def slices_by(
+        self, parent: str, parents: Sequence[uuid.UUID], *, query: ListQuery | None = None, **relay: Any
+    ) -> dict[uuid.UUID, Slice[R]]:
         """The same cursor page of each parent's rows (``parent`` the column naming it: a
-        workspace's packs), all parents in one statement (nested connections' DataLoaders)."""
-        order = self._order
+        workspace's packs), all parents in one statement (nested connections' DataLoaders),
+        narrowed and ordered by ``query``."""
+        order = order_of(self.table, query, self._order)
         win = window(order, **relay)
-        scoped = [owned_by(self.ctx, self.table)]
+        scoped = [owned_by(self.ctx, self.table), *conditions(self.table, query)]
         return await keyset_slices(self.ctx.db, self.model, scoped, parent, parents, order, win)
 
     async def load(self, session: AsyncSession, row_id: uuid.UUID, *, for_update: bool = False) -> M | None:

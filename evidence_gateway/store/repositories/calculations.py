@@ -13,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from evidence_gateway.core.scoping import owned, owned_by, rows, table_of
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, RunStatus
 from evidence_gateway.store.db import rows_changed
-from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 from evidence_gateway.store.repository import Repository
 
@@ -34,9 +33,6 @@ class CalculationRunRepository(Repository[CalculationRun, CalculationRunRecord])
     async def of_workspaces(self, workspace_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CalculationRunRecord]]:
         """Every run of each workspace, newest first."""
         return await self.grouped_by("workspace_id", workspace_ids)
-
-    async def slice_of_workspace(self, workspace_id: uuid.UUID, **relay: object) -> Slice[CalculationRunRecord]:
-        return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
 
     async def reloaded(self, session: AsyncSession, run_id: uuid.UUID) -> CalculationRun:
         """The run as a statement of the unit of work just left it, not as the session held it."""

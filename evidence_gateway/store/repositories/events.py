@@ -12,8 +12,10 @@ from sqlmodel import col
 
 from evidence_gateway.core.scoping import of_org, owned_by, table_of
 from evidence_gateway.models import ApiKey, Event
+from evidence_gateway.resolvers.list_queries import ListQuery
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, window
+from evidence_gateway.store.list_filters import conditions, order_of
 from evidence_gateway.store.record_types import EventRecord
 from evidence_gateway.store.repository import Repository
 
@@ -28,22 +30,26 @@ class EventRepository(Repository[Event, EventRecord]):
     kind = "event"
     time_column = "occurred_at"
 
-    async def after(self, after_sequence: int, limit: int) -> list[Event]:
-        """The caller's events after ``after_sequence``, oldest first, at most ``limit``."""
+    async def after(self, after_sequence: int, limit: int, query: ListQuery | None = None) -> list[Event]:
+        """The caller's events after ``after_sequence``, oldest first, at most ``limit``, narrowed
+        by ``query``'s filters."""
         table = self.table
         stmt = (
             self.get_readable_statement()
-            .where(table.c.sequence > after_sequence)
+            .where(table.c.sequence > after_sequence, *conditions(table, query))
             .order_by(table.c.sequence)
             .limit(limit)
         )
         async with self.ctx.db.read() as session:
             return list((await session.execute(stmt)).scalars())
 
-    async def slice_oldest_first(self, **relay: Any) -> Slice[Event]:
-        """A cursor list (first/after, last/before) of the caller's events, oldest first."""
-        win = window(_OLDEST_FIRST, **relay)
-        return await keyset_slice(self.ctx.db, Event, [owned_by(self.ctx, Event)], _OLDEST_FIRST, win)
+    async def slice_oldest_first(self, *, query: ListQuery | None = None, **relay: Any) -> Slice[Event]:
+        """A cursor list (first/after, last/before) of the caller's events, oldest first (or in
+        ``query``'s order), narrowed by ``query``'s filters."""
+        order = order_of(self.table, query, _OLDEST_FIRST)
+        win = window(order, **relay)
+        scoped = [owned_by(self.ctx, Event), *conditions(self.table, query)]
+        return await keyset_slice(self.ctx.db, Event, scoped, order, win)
 
     async def entity(self, event_id: uuid.UUID) -> Event | None:
         """The caller's event as an entity (node(id) renders it as the scope may see it)."""

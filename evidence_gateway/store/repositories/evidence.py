@@ -13,6 +13,7 @@ from sqlmodel import col
 from evidence_gateway.core.scoping import owned_by
 from evidence_gateway.models import EvidenceItem, ReportPack, Shipment
 from evidence_gateway.models.base import table_of
+from evidence_gateway.resolvers.list_queries import ListQuery
 from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
 from evidence_gateway.store.record_types import EvidenceItemRecord
@@ -31,14 +32,20 @@ class EvidenceItemRepository(Repository[EvidenceItem, EvidenceItemRecord]):
         EvidenceItem, table_of(EvidenceItem).c.workspace_id == bindparam("workspace_id"), time_column="uploaded_at"
     )
 
-    async def page_of_workspace(self, params: PageWindow, workspace_id: uuid.UUID) -> Page[EvidenceItemRecord]:
-        """One workspace's items (incl. its packs' and shipments'), newest first."""
-        return await self._of_workspace.page(self.ctx, params, workspace_id=workspace_id)
+    async def page_of_workspace(
+        self, params: PageWindow, workspace_id: uuid.UUID, query: ListQuery | None = None
+    ) -> Page[EvidenceItemRecord]:
+        """One workspace's items, newest first (or filtered and ordered by ``query``)."""
+        if query is None or query.is_plain:
+            return await self._of_workspace.page(self.ctx, params, workspace_id=workspace_id)
+        return await self.page(params, query, self.table.c.workspace_id == workspace_id)
 
-    async def slice_of(self, workspace_id: uuid.UUID | None, **relay: Any) -> Slice[EvidenceItemRecord]:
+    async def slice_of(
+        self, workspace_id: uuid.UUID | None, *, query: ListQuery | None = None, **relay: Any
+    ) -> Slice[EvidenceItemRecord]:
         if workspace_id is None:
-            return await self.slice(**relay)
-        return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
+            return await self.slice(query=query, **relay)
+        return await self.slice(self.table.c.workspace_id == workspace_id, query=query, **relay)
 
     async def of_workspaces(self, workspace_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[EvidenceItemRecord]]:
         return await self.grouped_by("workspace_id", workspace_ids, _NEWEST)

@@ -7,7 +7,6 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,7 +23,6 @@ from evidence_gateway.models import (
 )
 from evidence_gateway.store.db import Database, rows_changed
 from evidence_gateway.store.joined import Joined
-from evidence_gateway.store.keyset import Slice
 from evidence_gateway.store.record_types import (
     ApprovalActionRecord,
     CalculationRunRecord,
@@ -66,9 +64,6 @@ class ReportPackRepository(Repository[ReportPack, ReportPackRecord]):
     async def of_workspaces(self, workspace_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[ReportPackRecord]]:
         """Every pack version of each workspace, newest version first."""
         return await self.grouped_by("workspace_id", workspace_ids, ("version_number",))
-
-    async def slice_of_workspace(self, workspace_id: uuid.UUID, **relay: Any) -> Slice[ReportPackRecord]:
-        return await self.slice(self.table.c.workspace_id == workspace_id, **relay)
 
     async def detail(self, pack_id: uuid.UUID) -> PackRows | None:
         """The pack joined to its run and assessment, and its artifacts: two reads at once."""
