@@ -72,7 +72,7 @@ async def test_a_read_cut_short_leaves_nothing_held(pg_database: str) -> None:
             )
             return bool(rows)
 
-        await eventually(waiting_for_the_lock, "the read to wait on the locked table")
+        await eventually(waiting_for_the_lock, "the read to wait on the locked table", within=60)
         read.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await read
@@ -86,7 +86,7 @@ async def test_a_read_cut_short_leaves_nothing_held(pg_database: str) -> None:
                 return False
             return True
 
-        await eventually(table_free, "no session to hold a lock of the cut-short read")
+        await eventually(table_free, "no session to hold a lock of the cut-short read", within=60)
         # The pool's only connection works: a fresh one, not the one left mid-read.
         found = await asyncio.wait_for(db.fetch(fresh, {}), 10)
         assert found[0][0] == 0
