@@ -3,8 +3,11 @@
 Outside ``evidence_gateway/store/`` no module writes SQL text (``text(...)``, ``DDL(...)``,
 ``exec_driver_sql``, a string that is a statement), imports a database driver (asyncpg,
 aiosqlite, sqlite3) or a dialect, or branches on the database (``is_sqlite``, ``.dialect``,
-``dialect=``). Inside it, a library's private attributes are reached from ``store/internals.py``
-only. Each failure names the file, the line and what was found.
+``dialect=``), nor builds or runs a statement (``select``, ``insert``, ``update``, ``delete``, a
+condition of one, ``session.execute``, ``db.fetch``): resolvers, the pack pipeline, the worker and
+the web platform call a repository, so each statement has one place. Inside the store, a
+library's private attributes are reached from ``store/internals.py`` only. Each failure names the
+file, the line and what was found.
 """
 
 from __future__ import annotations
