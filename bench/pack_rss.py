@@ -180,6 +180,9 @@ def main() -> int:
         for a in artifacts:
             content = httpx.get(a["signed_download_url"], timeout=120).content
             digests.append(hashlib.sha256(content).hexdigest())
+        # The ninth file pack_hash covers: the iLEAP file, from the pack's own link (docs/packs.md).
+        ileap = http.get(pack["ileap_shipment_footprints_url"])
+        digests.append(hashlib.sha256(ileap.content).hexdigest())
         results["download_all_s"] = round(time.perf_counter() - t0, 2)
         results["pack_hash_rederived"] = hashlib.sha256("".join(digests).encode()).hexdigest() == pack["pack_hash"]
         results["rss_after_mb"] = round(proc_status(server.pid)["VmRSS"] / 1024, 1)

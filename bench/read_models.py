@@ -23,6 +23,7 @@ from evidence_gateway import models
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.read_models import Workspace
 from evidence_gateway.resolvers.organizations import create_api_key
+from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
 
 PAGE = 20
@@ -38,7 +39,7 @@ async def _page() -> tuple[list[Any], list[Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Database(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
         try:
-            await db.create_schema()
+            await migrate.upgrade(db)  # as the app's start-up brings an SQLite file to head
             await create_api_key(db, "bench")
             async with db.write() as session:
                 org = (await session.execute(select(models.Organization))).scalars().one()

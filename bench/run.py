@@ -616,6 +616,8 @@ def shipments(n: int) -> list[dict[str, Any]]:
         if i % 7 == 0:
             row["fuel_type"] = fuels[i % 4]
             row["fuel_amount"] = round(rng.uniform(10, 500), 1)
+            if row["fuel_type"] == "electricity":
+                row["electricity_country"] = "DE"  # the grid is required with electricity (docs/api.md)
         if i % 11 == 0:
             row["carrier_intensity_g_per_tkm"] = round(rng.uniform(10, 120), 1)
             row["carrier_intensity_basis"] = "wtw"

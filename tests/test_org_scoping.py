@@ -40,11 +40,13 @@ def test_no_resolver_filters_org_id_by_hand() -> None:
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if HAND_WRITTEN.search(line)
     ]
-    assert not offenders, "scope through scoping.py (readable, owned, owned_by):\n" + "\n".join(offenders)
+    assert not offenders, (
+        "scope through core/scoping.py (owned, owned_by) and store/scoped.py (readable, rows):\n" + "\n".join(offenders)
+    )
 
 
 async def test_a_scoped_statement_cannot_run_without_the_callers_organisation(api: Api) -> None:
-    """The organisation is a bound parameter only scoping.rows fills: the database refuses the
+    """The organisation is a bound parameter only store/scoped.py's rows fills: the database refuses the
     statement without it, whatever else is bound."""
     db = api.http._transport.app.state.db  # type: ignore[attr-defined]
     page = WorkspaceRepository._newest._page

@@ -1,14 +1,16 @@
-"""Every read and write of organisation-owned rows is scoped here, once.
+"""Every read and write of organisation-owned rows is scoped by this rule, once.
 
 Two forms, one rule (the caller's organisation is part of the statement):
 
-- ``readable(ctx, Model)``: an ORM ``select`` already filtered to the caller's organisation, for
-  the unit-of-work paths that load entities to change them (polar's ``get_readable_statement``).
-- ``owned(table)`` inside a statement built once at import, run with ``rows(ctx, ...)``: the
-  organisation is a bound parameter that only ``rows`` fills, from the caller's context. A
-  statement that forgets it cannot be run that way, and one that names it cannot be run without
-  it (SQLAlchemy refuses a missing bound value). The hot reads use this form: statements built
-  once, Core rows rather than ORM entities.
+- ``owned_by(ctx, Model)``: the caller's organisation as a literal condition, for statements
+  built per request (store/scoped.py's ``readable`` starts every entity read with it).
+- ``owned(table)`` inside a statement built once at import, run with store/scoped.py's
+  ``rows(ctx, ...)``: the organisation is a bound parameter that only those executors fill, from
+  the caller's context. The hot reads use this form: statements built once, Core rows rather
+  than ORM entities.
+
+The statements themselves, and their executors, live in ``evidence_gateway/store/``
+(tests/test_store_boundary.py); this module holds the conditions they are built from.
 
 ``tests/test_org_scoping.py`` fails when a resolver compares ``org_id`` by hand.
 """
@@ -16,17 +18,14 @@ Two forms, one rule (the caller's organisation is part of the statement):
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import BindParameter, ColumnElement, Executable, Row, Select, bindparam, select
+from sqlalchemy import BindParameter, ColumnElement, bindparam
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.models.base import table_of
 
-__all__ = ["ORG_PARAM", "bound", "org_column", "owned", "owned_by", "readable", "rows", "rows_many", "table_of"]
-
-M = TypeVar("M")
+__all__ = ["ORG_PARAM", "of_org", "org_column", "owned", "owned_by", "table_of"]
 
 ORG_PARAM = "scope_org_id"
 
@@ -45,26 +44,6 @@ def owned(model: Any) -> ColumnElement[bool]:
 def owned_by(ctx: Ctx, model: Any) -> ColumnElement[bool]:
     """The caller's organisation as a literal condition, for statements built per request."""
     return org_column(model) == ctx.org_id
-
-
-def readable(ctx: Ctx, model: type[M]) -> Select[M]:
-    """An ORM select of ``model`` entities the caller may see."""
-    return select(model).where(owned_by(ctx, model))
-
-
-def bound(ctx: Ctx, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Parameters of a built-once statement, with the caller's organisation bound."""
-    return {**(params or {}), ORG_PARAM: ctx.org_id}
-
-
-async def rows(ctx: Ctx, statement: Executable, **params: Any) -> Sequence[Row[Any]]:
-    """Core rows of a built-once, organisation-scoped statement."""
-    return await ctx.db.fetch(statement, bound(ctx, params))
-
-
-async def rows_many(ctx: Ctx, *statements: tuple[Executable, Mapping[str, Any]]) -> list[Sequence[Row[Any]]]:
-    """Several scoped reads at once (one hop to SQLite's reader thread for all of them)."""
-    return await ctx.db.fetch_many([(stmt, bound(ctx, params)) for stmt, params in statements])
 
 
 def of_org(org_id: uuid.UUID, model: Any) -> ColumnElement[bool]:

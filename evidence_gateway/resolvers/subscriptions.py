@@ -13,9 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement
-from sqlmodel import col
-
 from evidence_gateway.core.events import EventType, sequence_of
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.models import Event
@@ -42,14 +39,6 @@ class EventFilter:
         return (self.types is None or event.type in self.types) and (
             self.subject_id is None or event.subject_id == self.subject_id
         )
-
-    def where(self) -> list[ColumnElement[bool]]:
-        clauses: list[ColumnElement[bool]] = []
-        if self.types is not None:
-            clauses.append(col(Event.type).in_(sorted(self.types)))
-        if self.subject_id is not None:
-            clauses.append(col(Event.subject_id) == self.subject_id)
-        return clauses
 
 
 def event_filter(types: Iterable[Any] | None) -> EventFilter:
@@ -92,5 +81,7 @@ async def events_after(
     limit: int = PAGE,
 ) -> list[Event]:
     """The organisation's events with ``after < sequence <= until``, oldest first, filtered."""
-    where = only.where() if only is not None else []
-    return await events.org_events_after(db, org_id, after, until=until, where=where, limit=limit)
+    only = only or EventFilter()
+    return await events.org_events_after(
+        db, org_id, after, until=until, types=only.types, subject_id=only.subject_id, limit=limit
+    )

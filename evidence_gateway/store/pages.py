@@ -10,9 +10,10 @@ from typing import Any, Generic, Protocol, TypeVar
 from sqlalchemy import ColumnElement, and_, bindparam, func, select
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned, rows, table_of
+from evidence_gateway.core.scoping import owned, table_of
 from evidence_gateway.store.record_types import TYPED
 from evidence_gateway.store.records import records
+from evidence_gateway.store.scoped import rows
 
 T = TypeVar("T")
 

@@ -18,11 +18,12 @@ from sqlalchemy import ColumnElement, Select, Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned, owned_by, readable, rows, table_of
+from evidence_gateway.core.scoping import owned, owned_by, table_of
 from evidence_gateway.resolvers.list_queries import ListQuery
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, keyset_slices, window
 from evidence_gateway.store.list_filters import conditions, order_of
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow, ordered_page
+from evidence_gateway.store.scoped import readable, rows
 
 M = TypeVar("M")  # the table model (an ORM entity in a unit of work)
 R = TypeVar("R")  # its typed record

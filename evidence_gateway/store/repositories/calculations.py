@@ -10,11 +10,12 @@ from datetime import datetime
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned, owned_by, rows, table_of
+from evidence_gateway.core.scoping import owned, owned_by, table_of
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, RunStatus
 from evidence_gateway.store.db import rows_changed
 from evidence_gateway.store.record_types import CalculationRunRecord, DataQualityAssessmentRecord
 from evidence_gateway.store.repository import Repository
+from evidence_gateway.store.scoped import rows
 
 _ASSESSMENT = table_of(DataQualityAssessment)
 _LATEST = (

@@ -37,17 +37,18 @@ class Expired(NamedTuple):
 
 
 # Queued: a run started (running) that no worker holds; a pack asked for (its audit position
-# recorded) that is neither generated nor held.
-_QUEUED_RUNS = select(_RUN.c.id, _RUN.c.org_id, _RUN.c.api_key_id).where(
-    _RUN.c.status == RunStatus.running.value, _RUN.c.lease_owner.is_(None)
-)
-_QUEUED_PACKS = select(_PACK.c.id, _PACK.c.org_id, _PACK.c.api_key_id).where(
+# recorded) that is neither generated nor held. The queue's gauges count the same
+# (store/repositories/backlog.py).
+RUN_QUEUED: tuple[ColumnElement[bool], ...] = (_RUN.c.status == RunStatus.running.value, _RUN.c.lease_owner.is_(None))
+PACK_QUEUED: tuple[ColumnElement[bool], ...] = (
     _PACK.c.status.in_([PackStatus.draft.value, PackStatus.archived.value]),
     _PACK.c.pack_hash.is_(None),
     _PACK.c.lease_owner.is_(None),
     _PACK.c.lease_expires_at.is_(None),
     _PACK.c.audit_sequence.is_not(None),
 )
+_QUEUED_RUNS = select(_RUN.c.id, _RUN.c.org_id, _RUN.c.api_key_id).where(*RUN_QUEUED)
+_QUEUED_PACKS = select(_PACK.c.id, _PACK.c.org_id, _PACK.c.api_key_id).where(*PACK_QUEUED)
 
 
 async def claim_queued_runs(db: Database, owner: str, until: datetime, batch: int) -> list[Claimed]:

@@ -11,11 +11,11 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.core.scoping import readable
 from evidence_gateway.models import HubRow, ImportBatch, Shipment
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.record_types import ImportBatchRecord
 from evidence_gateway.store.repository import Repository
+from evidence_gateway.store.scoped import readable
 
 _SHIPMENT = table_of(Shipment)
 _HUB = table_of(HubRow)

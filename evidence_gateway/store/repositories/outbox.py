@@ -13,7 +13,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, literal, or_, select, union_all, update
+from sqlalchemy import ColumnElement, Select, bindparam, func, literal, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from evidence_gateway.models import Event, MessageStatus, WebhookEndpoint, WebhookMessage
@@ -25,13 +25,16 @@ _ENDPOINT = table_of(WebhookEndpoint)
 _MESSAGE = table_of(WebhookMessage)
 
 
+# A message owed to an enabled endpoint (the webhook backlog, store/repositories/backlog.py).
+OWED: tuple[ColumnElement[bool], ...] = (_MESSAGE.c.status == MessageStatus.pending.value, _ENDPOINT.c.enabled)
+
+
 def _due(now: Any) -> list[Any]:
     """A message that is owed, due by ``now``, claimed by no live node, to an enabled endpoint."""
     return [
-        _MESSAGE.c.status == MessageStatus.pending.value,
+        *OWED,
         _MESSAGE.c.next_attempt_at <= now,
         or_(_MESSAGE.c.claimed_until.is_(None), _MESSAGE.c.claimed_until < now),
-        _ENDPOINT.c.enabled,
     ]
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.core.scoping import owned, owned_by, rows_many, table_of
+from evidence_gateway.core.scoping import owned, owned_by, table_of
 from evidence_gateway.models import (
     ApprovalAction,
     ArtifactStatus,
@@ -31,6 +31,7 @@ from evidence_gateway.store.record_types import (
     ReportPackRecord,
 )
 from evidence_gateway.store.repository import Repository
+from evidence_gateway.store.scoped import rows_many
 
 _PACK: Table = table_of(ReportPack)
 _RUN: Table = table_of(CalculationRun)

@@ -8,12 +8,13 @@ from datetime import datetime
 from sqlalchemy import bindparam, select
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.core.scoping import owned, rows
+from evidence_gateway.core.scoping import owned
 from evidence_gateway.models import WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
 from evidence_gateway.store.record_types import WebhookDeliveryRecord, WebhookEndpointRecord
 from evidence_gateway.store.repository import Repository
+from evidence_gateway.store.scoped import rows
 
 _DELIVERY = table_of(WebhookDelivery)
 _MESSAGES = table_of(WebhookMessage)

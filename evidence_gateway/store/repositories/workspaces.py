@@ -9,12 +9,13 @@ from typing import Any
 
 from sqlalchemy import Table, bindparam, select
 
-from evidence_gateway.core.scoping import owned, rows, table_of
+from evidence_gateway.core.scoping import owned, table_of
 from evidence_gateway.core.uow import UnitOfWork
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, PackArtifact, ReportPack, Workspace
 from evidence_gateway.store.joined import Joined
 from evidence_gateway.store.record_types import WorkspaceRecord
 from evidence_gateway.store.repository import Repository
+from evidence_gateway.store.scoped import rows
 
 _WS: Table = table_of(Workspace)
 _RUN: Table = table_of(CalculationRun)

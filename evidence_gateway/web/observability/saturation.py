@@ -22,59 +22,21 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from prometheus_client import Gauge, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy import CompoundSelect, func, literal, select, union_all
 from sqlalchemy.pool import Pool
-from sqlmodel import col
 
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.models import (
-    CalculationRun,
-    MessageStatus,
-    PackStatus,
-    ReportPack,
-    RunStatus,
-    WebhookEndpoint,
-    WebhookMessage,
-)
 from evidence_gateway.store import internals
+from evidence_gateway.store.repositories import backlog
 
 log = logging.getLogger(__name__)
 
 READ_TIMEOUT_SECONDS = 2.0
-
-# What the worker's queue claims (worker.py): a run or pack accepted with ``respond-async`` and
-# not started by any node yet.
-_QUEUED_RUNS = select(
-    literal("calculation").label("kind"), func.count(), func.min(col(CalculationRun.created_at))
-).where(
-    col(CalculationRun.status) == RunStatus.running.value,
-    col(CalculationRun.lease_owner).is_(None),
-)
-_QUEUED_PACKS = select(literal("pack").label("kind"), func.count(), func.min(col(ReportPack.created_at))).where(
-    col(ReportPack.status).in_([PackStatus.draft.value, PackStatus.archived.value]),
-    col(ReportPack.pack_hash).is_(None),
-    col(ReportPack.lease_owner).is_(None),
-    col(ReportPack.lease_expires_at).is_(None),
-    col(ReportPack.audit_sequence).is_not(None),
-)
-_OWED = (
-    col(WebhookMessage.status) == MessageStatus.pending.value,
-    col(WebhookEndpoint.enabled),
-)
-# Messages owed to enabled endpoints, and the earliest attempt time among them (due once past).
-_BACKLOG = (
-    select(literal("webhook").label("kind"), func.count(), func.min(col(WebhookMessage.next_attempt_at)))
-    .select_from(WebhookMessage)
-    .join(WebhookEndpoint, col(WebhookEndpoint.id) == col(WebhookMessage.endpoint_id))
-    .where(*_OWED)
-)
-_CLUSTER: CompoundSelect[Any] = union_all(_QUEUED_RUNS, _QUEUED_PACKS, _BACKLOG)
 
 
 @dataclass(slots=True)
@@ -86,23 +48,14 @@ class Cluster:
     rows: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)
 
 
-def _aware(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value  # SQLite's aggregates: text
-    if not isinstance(moment, datetime):
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 async def read_cluster(db: Any) -> Cluster:
     try:
         async with asyncio.timeout(READ_TIMEOUT_SECONDS):
-            rows = await db.fetch(_CLUSTER, {})
+            rows = await backlog.waiting(db)
     except Exception:  # a scrape must not fail because the database is slow or away
         log.warning("metrics: reading the queue and webhook backlog failed", exc_info=True)
         return Cluster()
-    return Cluster(True, utcnow(), {row[0]: (int(row[1] or 0), _aware(row[2])) for row in rows})
+    return Cluster(True, utcnow(), dict(rows))
 
 
 def pool_figures(pool: Pool) -> tuple[int, int, int, int]:
