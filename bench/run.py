@@ -842,9 +842,12 @@ def run_phase(
             results[sc.name] = summarise(rounds, sc)
             r = results[sc.name]
             log(f"  {sc.name:16s} product {r['product']['rps']:8.1f} req/s  floor {r['floor']['rps']:8.1f}  "
-                f"ratio {r['ratio']:.2f}  p50 {r['product']['p50_ms']} ms p99 {r['product']['p99_ms']} ms")  # fmt: skip
+                f"ratio {r['ratio']:.2f}  p50 {r['product']['p50_ms']} ms p99 {r['product']['p99_ms']} ms  "
+                f"CPU µs/req {r['product']['cpu_us']} (floor {r['floor']['cpu_us']})")  # fmt: skip
         phase["load"] = results
         phase["memory_after_load"] = {"product": product.memory(), "floor": floor.memory()}
+        if args.load_only:
+            return phase
         if args.profile and workers == 1 and not args.previous_floor:
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
@@ -858,7 +861,7 @@ def run_phase(
     finally:
         product.stop()
         floor.stop()
-    if workers == 1 and not args.previous_floor:
+    if workers == 1 and not args.previous_floor and not args.load_only:
         phase["sql_statements"] = sql_counts(url, scs, keys, nested, logdir)
     return phase
 
@@ -1094,6 +1097,10 @@ def main() -> int:
         default="raw",
         help="the floor's data layer: raw = aiosqlite / asyncpg directly (default), core = SQLAlchemy Core",
     )
+    parser.add_argument(
+        "--load-only", action="store_true", help="the load scenarios alone: no scale, heavy jobs or SQL counts"
+    )
+    parser.add_argument("--rounds", type=int, help="rounds per scenario (default: the mode's)")
     parser.add_argument("--workers", type=int, nargs="+", help="uvicorn worker counts to run (default: the mode's)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON", help="print the tables of a results file and exit")
     args = parser.parse_args()
@@ -1103,6 +1110,8 @@ def main() -> int:
     mode = QUICK if args.quick else FULL
     if args.workers:
         mode = dataclasses.replace(mode, workers=args.workers)
+    if args.rounds:
+        mode = dataclasses.replace(mode, rounds=args.rounds)
     # SIGTERM (e.g. `timeout`) unwinds through the finally blocks: servers stopped, PG databases dropped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     RESULTS.mkdir(exist_ok=True)

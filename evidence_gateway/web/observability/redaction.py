@@ -28,7 +28,9 @@ REDACTED = "[redacted]"
 
 def redact_text(text: str) -> str:
     if _ANY.search(text) is None:
-        return text
+        # What the substitutions return when nothing matches: the text as a plain ``str`` (a
+        # ``StrEnum`` value becomes its text, as ``re.sub`` made it).
+        return text if type(text) is str else text[:]
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
@@ -50,7 +52,26 @@ def redact(value: Any) -> Any:
     return value
 
 
+def _plainly_clean(event: Mapping[str, Any]) -> bool:
+    """True when ``redact(event)`` would change nothing but the container: flat plain-``str``
+    keys none of them a secret field's name, values plain text or no text, and one search over
+    all the text (joined by a newline, which no pattern needs to cross: a match across it only
+    sends the event the long way) finds nothing. Every access line is such an event."""
+    texts = []
+    for key, value in event.items():
+        if type(key) is not str or key.lower() in _SECRET_FIELDS:
+            return False
+        kind = type(value)
+        if kind is str:
+            texts.append(value)
+        elif kind not in _PLAIN:
+            return False
+    return _ANY.search("\n".join(texts)) is None
+
+
 def redact_processor(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
     """structlog processor: the last step before rendering, after exceptions became text."""
+    if _plainly_clean(event):
+        return dict(event)
     redacted: Mapping[str, Any] = redact(event)
     return redacted
