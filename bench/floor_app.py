@@ -12,20 +12,35 @@ Statements are built once (bound parameters) and rows are read as tuples, as the
 honest implementation would. ``BENCH_FLOOR_VARIANT=previous`` serves the floor as the figures
 before 2026-11-25 were measured (statements built per request, rows read through their
 mapping), so that ``bench/run.py --previous-floor`` can state the ratio between the two floors.
+
+``BENCH_FLOOR_MODE`` picks the data layer under the same handlers:
+
+- ``core`` (the default): SQLAlchemy Core on its async engine, as above.
+- ``raw``: the driver directly, no SQLAlchemy at run time: **aiosqlite** (one reader and one
+  writer connection, WAL, autocommit reads) on SQLite, **asyncpg** (a fixed pool of 20) on
+  PostgreSQL. The SQL text is the Core statements' own, compiled once for the dialect at start,
+  so both modes send the same statements; values are bound and converted by hand (ids as
+  SQLAlchemy stores them on SQLite: 32 hex digits; times as its text). This is the floor issue 29
+  measures against: SQLAlchemy's async adapter alone costs a list more than the rest of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import re
 import uuid
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, date, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import bindparam, event, func, insert, select
+from sqlalchemy import Date, DateTime, Uuid, bindparam, event, func, insert, select
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
 from starlette.applications import Starlette
@@ -143,28 +158,23 @@ def normalise(url: str) -> str:
     return url
 
 
-class Floor:
-    def __init__(self, url: str, previous: bool = False) -> None:
-        url = normalise(url)
-        self.previous = previous
-        self.stmt = Statements(prebuilt=not previous)
-        self.sqlite = url.startswith("sqlite")
-        # PostgreSQL: a fixed pool of 20, like the product's default. The previous floor's 10 plus
-        # 20 overflow opened and closed a connection on most requests under 32 connections of
-        # load (overflow connections close on return), which made both apps look slow.
-        pool = {"pool_size": 10, "max_overflow": 20} if previous else {"pool_size": 20, "max_overflow": 0}
-        kwargs: dict[str, Any] = {} if self.sqlite else pool
-        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
-        self.write_lock = asyncio.Lock()
-        if self.sqlite:
+class Handlers:
+    """The endpoints, over a data layer (``Floor``: Core; ``RawSqlite``, ``RawPostgres``: the driver)."""
 
-            @event.listens_for(self.engine.sync_engine, "connect")
-            def _connect(dbapi_conn: Any, _rec: Any) -> None:
-                dbapi_conn.isolation_level = None  # autocommit: single-statement reads need no BEGIN
-                cur = dbapi_conn.cursor()
-                for pragma in ("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=10000", "synchronous=NORMAL"):
-                    cur.execute(f"PRAGMA {pragma}")
-                cur.close()
+    async def key_row(self, digest: str) -> tuple[Any, Any] | None:
+        raise NotImplementedError
+
+    async def page(self, org: Any, limit: int, offset: int) -> tuple[int, list[dict[str, Any]]]:
+        raise NotImplementedError
+
+    async def detail(self, wid: uuid.UUID, org: Any) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    async def insert(self, row: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        return None
 
     async def principal(self, request: Request) -> tuple[Any, Any] | None:
         header = request.headers.get("authorization") or ""
@@ -172,15 +182,7 @@ class Floor:
         token = token.strip()
         if scheme.lower() != "bearer" or not KEY_RE.fullmatch(token):
             return None
-        digest = hashlib.sha256(token.encode()).hexdigest()
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(self.stmt["key"], {"digest": digest})).first()
-        return None if row is None else (row[0], row[1])
-
-    def _rows(self, rows: Any) -> list[dict[str, Any]]:
-        if self.previous:
-            return [dict(r._mapping) for r in rows]
-        return [dict(zip(FIELDS, r, strict=True)) for r in rows]
+        return await self.key_row(hashlib.sha256(token.encode()).hexdigest())
 
     async def list_workspaces(self, request: Request) -> Response:
         who = await self.principal(request)
@@ -193,11 +195,7 @@ class Floor:
             return error(422, "invalid input", "invalid_input")
         if page < 1 or not 1 <= per_page <= 100:
             return error(422, "invalid input", "invalid_input")
-        org = who[1]
-        async with self.engine.connect() as conn:
-            total = (await conn.execute(self.stmt["count"], {"org": org})).scalar_one()
-            page_args = {"org": org, "limit": per_page, "offset": (page - 1) * per_page}
-            items = self._rows(await conn.execute(self.stmt["page"], page_args))
+        total, items = await self.page(who[1], per_page, (page - 1) * per_page)
         return respond({"data": items, "pagination": {"page": page, "per_page": per_page, "total": total}})
 
     async def get_workspace(self, request: Request) -> Response:
@@ -208,16 +206,9 @@ class Floor:
             wid = uuid.UUID(request.path_params["id"])
         except ValueError:
             return error(404, "workspace not found", "not_found")
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(self.stmt["detail"], {"id": wid, "org": who[1]})).first()
-            if row is None:
-                return error(404, "workspace not found", "not_found")
-            data = dict(row._mapping) if self.previous else dict(zip(FIELDS, row, strict=False))
-            assessment_id = row[len(FIELDS)]
-            data.pop("latest_quality_assessment_id", None)
-            data["latest_calculation_run"] = await self._one(conn, "run", data["latest_calculation_run_id"])
-            data["latest_pack"] = await self._one(conn, "pack", data["latest_report_pack_id"])
-            data["latest_quality_assessment"] = await self._one(conn, "assessment", assessment_id)
+        data = await self.detail(wid, who[1])
+        if data is None:
+            return error(404, "workspace not found", "not_found")
         return respond({"data": data})
 
     async def create_workspace(self, request: Request) -> Response:
@@ -246,6 +237,68 @@ class Floor:
             "updated_at": now,
             **values,
         }
+        await self.insert(row)
+        return respond({"data": {f: row[f] for f in FIELDS}}, 201)
+
+
+class Floor(Handlers):
+    """SQLAlchemy Core on the async engine."""
+
+    def __init__(self, url: str, previous: bool = False) -> None:
+        url = normalise(url)
+        self.previous = previous
+        self.stmt = Statements(prebuilt=not previous)
+        self.sqlite = url.startswith("sqlite")
+        # PostgreSQL: a fixed pool of 20, like the product's default. The previous floor's 10 plus
+        # 20 overflow opened and closed a connection on most requests under 32 connections of
+        # load (overflow connections close on return), which made both apps look slow.
+        pool = {"pool_size": 10, "max_overflow": 20} if previous else {"pool_size": 20, "max_overflow": 0}
+        kwargs: dict[str, Any] = {} if self.sqlite else pool
+        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        self.write_lock = asyncio.Lock()
+        if self.sqlite:
+
+            @event.listens_for(self.engine.sync_engine, "connect")
+            def _connect(dbapi_conn: Any, _rec: Any) -> None:
+                dbapi_conn.isolation_level = None  # autocommit: single-statement reads need no BEGIN
+                cur = dbapi_conn.cursor()
+                for pragma in PRAGMAS:
+                    cur.execute(f"PRAGMA {pragma}")
+                cur.close()
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def key_row(self, digest: str) -> tuple[Any, Any] | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(self.stmt["key"], {"digest": digest})).first()
+        return None if row is None else (row[0], row[1])
+
+    def _rows(self, rows: Any) -> list[dict[str, Any]]:
+        if self.previous:
+            return [dict(r._mapping) for r in rows]
+        return [dict(zip(FIELDS, r, strict=True)) for r in rows]
+
+    async def page(self, org: Any, limit: int, offset: int) -> tuple[int, list[dict[str, Any]]]:
+        async with self.engine.connect() as conn:
+            total = (await conn.execute(self.stmt["count"], {"org": org})).scalar_one()
+            items = self._rows(await conn.execute(self.stmt["page"], {"org": org, "limit": limit, "offset": offset}))
+        return total, items
+
+    async def detail(self, wid: uuid.UUID, org: Any) -> dict[str, Any] | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(self.stmt["detail"], {"id": wid, "org": org})).first()
+            if row is None:
+                return None
+            data = dict(row._mapping) if self.previous else dict(zip(FIELDS, row, strict=False))
+            assessment_id = row[len(FIELDS)]
+            data.pop("latest_quality_assessment_id", None)
+            data["latest_calculation_run"] = await self._one(conn, "run", data["latest_calculation_run_id"])
+            data["latest_pack"] = await self._one(conn, "pack", data["latest_report_pack_id"])
+            data["latest_quality_assessment"] = await self._one(conn, "assessment", assessment_id)
+        return data
+
+    async def insert(self, row: dict[str, Any]) -> None:
         if self.sqlite:
             async with self.write_lock, self.engine.connect() as conn:
                 await conn.exec_driver_sql("BEGIN IMMEDIATE")
@@ -254,7 +307,6 @@ class Floor:
         else:
             async with self.engine.begin() as conn:
                 await conn.execute(self.stmt["insert"], row)
-        return respond({"data": {f: row[f] for f in FIELDS}}, 201)
 
     async def _one(self, conn: Any, name: str, row_id: Any) -> dict[str, Any] | None:
         if row_id is None:
@@ -263,6 +315,215 @@ class Floor:
         if row is None:
             return None
         return dict(row._mapping) if self.previous else dict(zip(row._fields, row, strict=True))
+
+
+PRAGMAS = ("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=10000", "synchronous=NORMAL")
+ONE_BY_ID = {"run": RUN, "pack": PACK, "assessment": ASSESSMENT}
+# The insert names every column the Core insert sends (its Python-side defaults included).
+INSERT_COLUMNS = (*FIELDS, "data_version", "row_version")
+INSERT_DEFAULTS = {"data_version": 0, "row_version": 1}
+
+
+class Compiled:
+    """A Core statement's SQL for one dialect, with the order its parameters bind in and the
+    values of the literals Core bound itself (the detail's ``LIMIT 1``)."""
+
+    def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None = None) -> None:
+        compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
+        self.sql: str = compiled.string
+        self.names: list[str] = list(compiled.positiontup or [])
+        self.fixed: dict[str, Any] = dict(compiled.params)
+
+    def args(self, **given: Any) -> list[Any]:
+        return [given[n] if n in given else self.fixed[n] for n in self.names]
+
+
+def _compile_all(dialect: Any) -> dict[str, Compiled]:
+    built = Statements(prebuilt=True)
+    out = {name: Compiled(built[name], dialect) for name in BUILDERS if name != "insert"}
+    out["insert"] = Compiled(built["insert"], dialect, list(INSERT_COLUMNS))
+    return out
+
+
+# SQLite as SQLAlchemy stores it: Uuid as 32 hex digits, DateTime as "YYYY-MM-DD HH:MM:SS.ffffff"
+# (UTC, naive), Date as ISO text. Reads convert back to the values the Core floor renders.
+def _uuid_out(value: Any) -> Any:
+    return None if value is None else uuid.UUID(hex=value)
+
+
+def _datetime_out(value: Any) -> Any:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _date_out(value: Any) -> Any:
+    return None if value is None else date.fromisoformat(value)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _sqlite_in(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return value.hex
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def _converter(column: Any) -> Callable[[Any], Any]:
+    kind = getattr(column.type, "impl", column.type)  # a TypeDecorator (UTC datetimes) by what it stores
+    if isinstance(kind, Uuid):
+        return _uuid_out
+    if isinstance(kind, DateTime):
+        return _datetime_out
+    if isinstance(kind, Date):
+        return _date_out
+    return _identity  # text, numbers; JSON columns stay their stored text, as Core's JSON would not
+
+
+WORKSPACE_OUT = [_converter(WORKSPACE.c[f]) for f in FIELDS]
+ONE_OUT = {name: [(c.name, _converter(c)) for c in table.c] for name, table in ONE_BY_ID.items()}
+
+
+class RawSqlite(Handlers):
+    """aiosqlite directly: one statement, one hop to the connection's thread. One reader
+    connection (aiosqlite runs its calls one at a time anyway) and one writer, so that a write's
+    ``BEGIN IMMEDIATE`` never holds up a read."""
+
+    def __init__(self, url: str) -> None:
+        self.path = make_url(url).database or ":memory:"
+        self.sql = _compile_all(sqlite_dialect.dialect())
+        self.reader: Any = None
+        self.writer: Any = None
+        self.write_lock = asyncio.Lock()
+
+    async def _open(self) -> Any:
+        import aiosqlite
+
+        conn = await aiosqlite.connect(self.path, isolation_level=None)
+        for pragma in PRAGMAS:
+            await conn.execute(f"PRAGMA {pragma}")
+        return conn
+
+    async def start(self) -> None:
+        self.reader = await self._open()
+        self.writer = await self._open()
+
+    async def close(self) -> None:
+        for conn in (self.reader, self.writer):
+            if conn is not None:
+                await conn.close()
+
+    async def _all(self, name: str, **given: Any) -> list[Any]:
+        st = self.sql[name]
+        return list(await self.reader.execute_fetchall(st.sql, [_sqlite_in(v) for v in st.args(**given)]))
+
+    async def key_row(self, digest: str) -> tuple[Any, Any] | None:
+        rows = await self._all("key", digest=digest)
+        return None if not rows else (uuid.UUID(hex=rows[0][0]), uuid.UUID(hex=rows[0][1]))
+
+    async def page(self, org: Any, limit: int, offset: int) -> tuple[int, list[dict[str, Any]]]:
+        total = (await self._all("count", org=org))[0][0]
+        rows = await self._all("page", org=org, limit=limit, offset=offset)
+        return total, [{f: conv(v) for f, conv, v in zip(FIELDS, WORKSPACE_OUT, r, strict=True)} for r in rows]
+
+    async def detail(self, wid: uuid.UUID, org: Any) -> dict[str, Any] | None:
+        rows = await self._all("detail", id=wid, org=org)
+        if not rows:
+            return None
+        row = rows[0]
+        data = {f: conv(v) for f, conv, v in zip(FIELDS, WORKSPACE_OUT, row, strict=False)}
+        data["latest_calculation_run"] = await self._one("run", data["latest_calculation_run_id"])
+        data["latest_pack"] = await self._one("pack", data["latest_report_pack_id"])
+        data["latest_quality_assessment"] = await self._one("assessment", _uuid_out(row[len(FIELDS)]))
+        return data
+
+    async def _one(self, name: str, row_id: Any) -> dict[str, Any] | None:
+        if row_id is None:
+            return None
+        rows = await self._all(name, id=row_id)
+        return None if not rows else {n: conv(v) for (n, conv), v in zip(ONE_OUT[name], rows[0], strict=True)}
+
+    async def insert(self, row: dict[str, Any]) -> None:
+        st = self.sql["insert"]
+        args = [_sqlite_in(v) for v in st.args(**INSERT_DEFAULTS, **row)]
+        async with self.write_lock:
+            await self.writer.execute("BEGIN IMMEDIATE")
+            try:
+                await self.writer.execute(st.sql, args)
+            except BaseException:
+                await self.writer.execute("ROLLBACK")
+                raise
+            await self.writer.execute("COMMIT")
+
+
+class RawPostgres(Handlers):
+    """asyncpg directly, a fixed pool of 20 like the product's; reads outside a transaction."""
+
+    def __init__(self, url: str) -> None:
+        self.dsn = "postgresql://" + url.split("://", 1)[1]
+        self.sql = _compile_all(asyncpg_dialect.dialect())
+        self.pool: Any = None
+
+    async def start(self) -> None:
+        import asyncpg
+
+        self.pool = await asyncpg.create_pool(self.dsn, min_size=20, max_size=20)
+
+    async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
+
+    async def key_row(self, digest: str) -> tuple[Any, Any] | None:
+        st = self.sql["key"]
+        row = await self.pool.fetchrow(st.sql, *st.args(digest=digest))
+        return None if row is None else (row[0], row[1])
+
+    async def page(self, org: Any, limit: int, offset: int) -> tuple[int, list[dict[str, Any]]]:
+        count, page = self.sql["count"], self.sql["page"]
+        async with self.pool.acquire() as conn:
+            total = await conn.fetchval(count.sql, *count.args(org=org))
+            rows = await conn.fetch(page.sql, *page.args(org=org, limit=limit, offset=offset))
+        return total, [dict(zip(FIELDS, r, strict=True)) for r in rows]
+
+    async def detail(self, wid: uuid.UUID, org: Any) -> dict[str, Any] | None:
+        st = self.sql["detail"]
+        async with self.pool.acquire() as conn:
+            row = await conn.fetchrow(st.sql, *st.args(id=wid, org=org))
+            if row is None:
+                return None
+            data = dict(zip(FIELDS, row, strict=False))
+            data["latest_calculation_run"] = await self._one(conn, "run", data["latest_calculation_run_id"])
+            data["latest_pack"] = await self._one(conn, "pack", data["latest_report_pack_id"])
+            data["latest_quality_assessment"] = await self._one(conn, "assessment", row[len(FIELDS)])
+        return data
+
+    async def _one(self, conn: Any, name: str, row_id: Any) -> dict[str, Any] | None:
+        if row_id is None:
+            return None
+        st = self.sql[name]
+        row = await conn.fetchrow(st.sql, *st.args(id=row_id))
+        return None if row is None else dict(row.items())
+
+    async def insert(self, row: dict[str, Any]) -> None:
+        st = self.sql["insert"]
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute(st.sql, *st.args(**INSERT_DEFAULTS, **row))
+
+
+def make_floor(url: str, mode: str = "core", previous: bool = False) -> Handlers:
+    """``core``: SQLAlchemy Core; ``raw``: aiosqlite or asyncpg directly, by the URL's scheme."""
+    if mode == "core" or previous:
+        return Floor(url, previous=previous)
+    if mode != "raw":
+        raise ValueError(f"BENCH_FLOOR_MODE must be core or raw, not {mode!r}")
+    url = normalise(url)
+    return RawSqlite(url) if url.startswith("sqlite") else RawPostgres(url)
 
 
 def _validate(body: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
@@ -295,10 +556,24 @@ def _validate(body: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
 
 
 def create_app() -> Starlette:
-    floor = Floor(os.environ["BENCH_FLOOR_DATABASE_URL"], previous=os.environ.get("BENCH_FLOOR_VARIANT") == "previous")
+    floor = make_floor(
+        os.environ["BENCH_FLOOR_DATABASE_URL"],
+        mode=os.environ.get("BENCH_FLOOR_MODE", "core"),
+        previous=os.environ.get("BENCH_FLOOR_VARIANT") == "previous",
+    )
 
     async def healthz(_request: Request) -> Response:
         return respond({"status": "ok"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        start = getattr(floor, "start", None)
+        if start is not None:
+            await start()
+        try:
+            yield
+        finally:
+            await floor.close()
 
     app = Starlette(
         routes=[
@@ -307,6 +582,9 @@ def create_app() -> Starlette:
             Route("/api/v2/workspaces", floor.create_workspace, methods=["POST"]),
             Route("/api/v2/workspaces/{id}", floor.get_workspace, methods=["GET"]),
         ],
+        lifespan=lifespan,
     )
-    app.state.engine = floor.engine
+    app.state.floor = floor
+    if isinstance(floor, Floor):
+        app.state.engine = floor.engine
     return app

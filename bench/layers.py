@@ -3,17 +3,23 @@
 Both apps are driven through ASGI directly on one event loop (eight requests in flight) against
 the same fresh database (SQLite file, or PostgreSQL with --pg; 1,000 workspaces in one
 organisation), and the process's CPU time (every thread's) is divided by the requests served:
-what is left is the work each app does per request, without the HTTP parser both share. Each
-variant peels one layer off the product, so the differences are the layers' costs:
+what is left is the work each app does per request, without the HTTP parser both share.
+Logging is configured as ``serve`` configures it (JSON lines, level info; written to
+/dev/null here), so the access line costs what it costs when served. Variants:
 
-- floor:           bench/floor_app.py (Starlette + Core, statements built once, tuple rows)
-- product:         the app as served
-- no_ratelimit:    EVIDENCE_RATE_LIMITS=false
-- no_metrics:      ... and EVIDENCE_METRICS=false
-- router_only:     the Starlette router without any of our middleware (CORS, request id, access
-                   line, response headers, rate limits)
+- floor_raw:       bench/floor_app.py, BENCH_FLOOR_MODE=raw (aiosqlite / asyncpg directly)
+- floor_core:      bench/floor_app.py, BENCH_FLOOR_MODE=core (SQLAlchemy Core, async engine)
+- product:         the app as served (rate limits, metrics, access log, request ids, CORS on)
+- then the product's own middleware stack rebuilt from the inside out, one layer added per
+  variant, so the differences between neighbours are the layers' costs:
+  handlers (Starlette's error handling + the router + our handlers: authentication, resolvers,
+  serialisation), +ratelimit, +headers (nosniff, no-store), +access (the access line, no
+  metrics hook), +metrics, +request_id, +cors, +client_address (= the product's stack)
 
-    python bench/layers.py [--pg] [--n 3000] [--rounds 5] [--profile list]   # --profile: top frames of one scenario
+    python bench/layers.py [--pg] [--n 3000] [--rounds 5] [--only list,detail] [--profile list]
+
+Each figure is the median over the rounds (alternating variants within each round); --profile
+prints the top frames of the product under one scenario.
 
 Figures go in docs/performance.md ("per-layer breakdown").
 """
@@ -28,6 +34,7 @@ import io
 import json
 import os
 import pstats
+import statistics
 import sys
 import tempfile
 import time
@@ -44,13 +51,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 import floor_app  # noqa: E402
 import run  # noqa: E402
 
-from evidence_gateway.app import create_app  # noqa: E402
+from evidence_gateway.app import EvidenceApp, create_app  # noqa: E402
 from evidence_gateway.auth import authenticate  # noqa: E402
 from evidence_gateway.core.timeutil import utcnow  # noqa: E402
 from evidence_gateway.resolvers import organizations  # noqa: E402
 from evidence_gateway.settings import Settings  # noqa: E402
 from evidence_gateway.store import migrate  # noqa: E402
 from evidence_gateway.store.db import Database  # noqa: E402
+from evidence_gateway.web import cors  # noqa: E402
+from evidence_gateway.web.observability import logs, metrics  # noqa: E402
+from evidence_gateway.web.observability.access import AccessLogMiddleware  # noqa: E402
+from evidence_gateway.web.proxies import ClientAddress, ClientAddressMiddleware, parse_networks  # noqa: E402
+from evidence_gateway.web.ratelimit.middleware import RateLimitMiddleware  # noqa: E402
+from evidence_gateway.web.request_id import RequestIdMiddleware  # noqa: E402
+from evidence_gateway.web.response_headers import ResponseHeadersMiddleware  # noqa: E402
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 WS = SQLModel.metadata.tables["workspace"]
@@ -152,7 +166,8 @@ async def measure(app: App, key: str, sc: tuple[str, str, bytes, str], n: int) -
 
     async def client(count: int) -> None:
         for _ in range(count):
-            await call(app, method, path, key, body, query)
+            got, out = await call(app, method, path, key, body, query)
+            assert got == status, (got, out[:300])
 
     await asyncio.gather(*(client(10) for _ in range(CONCURRENCY)))
     per_client = max(1, n // CONCURRENCY)
@@ -186,41 +201,83 @@ def product(url: str, **env: str) -> Any:
     return create_app(settings)
 
 
-async def main(url: str, n: int, rounds: int, profile: str | None) -> dict[str, Any]:
-    key, detail = await seed(url)
-    scs = scenarios(detail)
+def layered(app: Any) -> dict[str, App]:
+    """The product's middleware stack (``EvidenceApp.build_middleware_stack``), rebuilt one layer
+    at a time from the inside out; the last is the whole stack."""
+    settings = app.state.settings
+    inner = super(EvidenceApp, app).build_middleware_stack()  # Starlette's error handling + router
+    out: dict[str, App] = {"handlers": inner}
+    limited = RateLimitMiddleware(inner, app.state.limiter, settings.rate_limits)
+    out["+ratelimit"] = limited
+    headers = ResponseHeadersMiddleware(limited)
+    out["+headers"] = headers
+    out["+access"] = AccessLogMiddleware(headers, app.routes, [])
+    observed = AccessLogMiddleware(headers, app.routes, [metrics.observe_request])
+    out["+metrics"] = observed
+    ids = RequestIdMiddleware(observed)
+    out["+request_id"] = ids
+    with_cors = cors.wrap(ids, settings)
+    out["+cors"] = with_cors
+    addresses = ClientAddress(parse_networks(settings.trusted_proxies), settings.trusted_proxy_header)
+    out["+client_address"] = ClientAddressMiddleware(with_cors, addresses)
+
+    def bound(asgi: Any) -> App:
+        async def call_it(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            scope["app"] = app
+            await asgi(scope, receive, send)
+
+        return call_it
+
+    return {name: bound(asgi) for name, asgi in out.items()}
+
+
+def floor(url: str, mode: str) -> Any:
     os.environ["BENCH_FLOOR_DATABASE_URL"] = url
-    variants: dict[str, Any] = {
-        "floor": floor_app.create_app(),
-        "product": product(url),
-        "no_ratelimit": product(url, EVIDENCE_RATE_LIMITS="false"),
-        "no_metrics": product(url, EVIDENCE_RATE_LIMITS="false", EVIDENCE_METRICS="false"),
-    }
-    quiet = variants["no_metrics"]
+    os.environ["BENCH_FLOOR_MODE"] = mode
+    try:
+        return floor_app.create_app()
+    finally:
+        del os.environ["BENCH_FLOOR_MODE"]
 
-    async def router_only(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        scope["app"] = quiet
-        await quiet.router(scope, receive, send)
 
-    apps: dict[str, App] = {**variants, "router_only": router_only}
+def quiet_logging() -> None:
+    """As ``serve`` logs (JSON, info), into /dev/null: formatting the lines is the cost."""
+    config = logs.dict_config("info", "json")
+    config["handlers"]["stderr"]["stream"] = open(os.devnull, "w")  # noqa: SIM115 (the process's life)
+    import logging.config
+
+    logging.config.dictConfig(config)
+
+
+async def main(url: str, n: int, rounds: int, only: list[str] | None, profile: str | None) -> dict[str, Any]:
+    key, detail = await seed(url)
+    scs = {name: sc for name, sc in scenarios(detail).items() if not only or name in only}
+    quiet_logging()
+    # The per-key budget past what a run spends (100,000 a minute by default): every request is
+    # charged as usual, none is refused.
+    served = product(url, EVIDENCE_RATE_LIMIT_PER_KEY="1000000000")
+    floors = {"floor_raw": floor(url, "raw"), "floor_core": floor(url, "core")}
+    apps: dict[str, App] = {**floors, "product": served, **layered(served)}
     results: dict[str, dict[str, float]] = {name: {} for name in apps}
     async with contextlib.AsyncExitStack() as stack:
-        for app in variants.values():
+        for app in (*floors.values(), served):
             await stack.enter_async_context(Lifespan(app))
         for s, sc in scs.items():
             samples: dict[str, list[float]] = {}
-            # Alternating rounds, the least CPU per request of each: the machine's other load only adds.
+            # Alternating within each round; the median over rounds: the machine's other load
+            # lands on every variant alike.
             for _ in range(rounds):
                 for name, app in apps.items():
-                    if name == "floor" and s.startswith("graphql"):
+                    if name.startswith("floor") and s.startswith("graphql"):
                         continue
                     samples.setdefault(name, []).append(await measure(app, key, sc, n // rounds))
             for name, got in samples.items():
-                results[name][s] = min(got)
+                results[name][s] = statistics.median(got)
+            print(f"{s}: " + "  ".join(f"{k} {statistics.median(v):.0f}" for k, v in samples.items()), flush=True)
             if profile == s:
                 prof = cProfile.Profile()
                 prof.enable()
-                await measure(variants["product"], key, sc, n)
+                await measure(served, key, sc, n)
                 prof.disable()
                 buf = io.StringIO()
                 pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(45)
@@ -234,18 +291,24 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pg", action="store_true", help="a fresh PostgreSQL database on 127.0.0.1:5432")
     parser.add_argument("--profile", choices=["list", "detail", "create", "graphql_list", "graphql_nested"])
+    parser.add_argument("--only", help="comma-separated scenarios (default: all)")
+    parser.add_argument("--json", help="write the figures (µs per request) to this file")
     args = parser.parse_args()
     pg_name = f"eg_layers_{uuid.uuid4().hex[:8]}" if args.pg else None
     url = run.pg_create(pg_name) if pg_name else f"sqlite:///{tempfile.mkdtemp(prefix='eg-layers-')}/layers.db"
     try:
-        out = asyncio.run(main(url, args.n, args.rounds, args.profile))
+        only = args.only.split(",") if args.only else None
+        out = asyncio.run(main(url, args.n, args.rounds, only, args.profile))
     finally:
         if pg_name:
             run.pg_drop(pg_name)
-    floor = out["floor"]
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2))
+    ref_row = out["floor_raw"]
+    print("CPU µs per request (median of rounds); in brackets: the raw floor's CPU / this (REST list for GraphQL)")
     for name, row in out.items():
         cells = []
         for s, us in row.items():
-            ref = floor.get(s if not s.startswith("graphql") else "list")
-            cells.append(f"{s} {us:7.0f} µs ({ref / us:4.2f}x)" if ref else f"{s} {us:7.0f} µs")
-        print(f"{name:14s} " + "  ".join(cells))
+            ref = ref_row.get(s if not s.startswith("graphql") else "list")
+            cells.append(f"{s} {us:7.0f} ({ref / us:4.2f}x)" if ref else f"{s} {us:7.0f}")
+        print(f"{name:16s} " + "  ".join(cells))

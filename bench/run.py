@@ -163,6 +163,17 @@ class Server:
             hwm += status.get("VmHWM", 0) / 1024
         return {"rss_mb": round(rss, 1), "hwm_mb": round(hwm, 1)}
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process and its descendants, every thread (/proc)."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def reset_peak(self) -> None:
         for pid in self.worker_pids():
             try:
@@ -215,13 +226,17 @@ def start_product(url: str, workers: int, cores: str, logdir: Path) -> Server:
     return Server("product", pinned(cmd, cores), base_env(), PORT_PRODUCT, logdir / f"product-w{workers}.log")
 
 
-def start_floor(url: str, workers: int, cores: str, logdir: Path, previous: bool = False) -> Server:
+def start_floor(
+    url: str, workers: int, cores: str, logdir: Path, previous: bool = False, floor_mode: str = "raw"
+) -> Server:
     """The floor; ``previous``: the floor the figures before 2026-11-25 were measured against, on the
-    product's port, so that every ratio of the run reads "previous floor / floor"."""
+    product's port, so that every ratio of the run reads "previous floor / floor". ``floor_mode``:
+    ``raw`` (aiosqlite / asyncpg directly, issue 29's anchor) or ``core`` (SQLAlchemy Core)."""
     port, name = (PORT_PRODUCT, "floor-previous") if previous else (PORT_FLOOR, "floor")
     cmd = [sys.executable, "-m", "uvicorn", "floor_app:create_app", "--factory", "--app-dir", str(BENCH)]
     cmd += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
-    env = base_env() | {"BENCH_FLOOR_DATABASE_URL": url} | ({"BENCH_FLOOR_VARIANT": "previous"} if previous else {})
+    env = base_env() | {"BENCH_FLOOR_DATABASE_URL": url, "BENCH_FLOOR_MODE": floor_mode}
+    env |= {"BENCH_FLOOR_VARIANT": "previous"} if previous else {}
     return Server(name, pinned(cmd, cores), env, port, logdir / f"{name}-w{workers}.log")
 
 
@@ -783,7 +798,8 @@ def run_phase(
         product = start_floor(url, workers, cores, logdir, previous=True)
     else:
         product = start_product(url, workers, cores, logdir)
-    floor = start_floor(url, workers, cores, logdir)
+    floor = start_floor(url, workers, cores, logdir, floor_mode=args.floor_mode)
+    servers = {"product": product, "floor": floor}
     try:
         t0 = time.perf_counter()
         ids = seed_workspaces(PORT_PRODUCT, keys["read"], SEED_WORKSPACES)
@@ -817,16 +833,23 @@ def run_phase(
                 order = [("floor", PORT_FLOOR, floor_sc), ("product", PORT_PRODUCT, sc)]
                 pair = {}
                 for who, port, s in order if r % 2 == 0 else reversed(order):
+                    cpu0 = servers[who].cpu_seconds()
                     pair[who] = load(port, s, mode.duration)
+                    # The server's CPU per request: steadier than req/s on a shared machine.
+                    served = max(pair[who]["requests"], 1)
+                    pair[who]["cpu_us"] = round((servers[who].cpu_seconds() - cpu0) / served * 1e6, 1)
                 f_rps = pair["floor"]["rps"]
                 pair["ratio"] = round(pair["product"]["rps"] / f_rps, 3) if f_rps else None
                 rounds.append(pair)
             results[sc.name] = summarise(rounds, sc)
             r = results[sc.name]
             log(f"  {sc.name:16s} product {r['product']['rps']:8.1f} req/s  floor {r['floor']['rps']:8.1f}  "
-                f"ratio {r['ratio']:.2f}  p50 {r['product']['p50_ms']} ms p99 {r['product']['p99_ms']} ms")  # fmt: skip
+                f"ratio {r['ratio']:.2f}  p50 {r['product']['p50_ms']} ms p99 {r['product']['p99_ms']} ms  "
+                f"CPU µs/req {r['product']['cpu_us']} (floor {r['floor']['cpu_us']})")  # fmt: skip
         phase["load"] = results
         phase["memory_after_load"] = {"product": product.memory(), "floor": floor.memory()}
+        if args.load_only:
+            return phase
         if args.profile and workers == 1 and not args.previous_floor:
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
@@ -840,7 +863,7 @@ def run_phase(
     finally:
         product.stop()
         floor.stop()
-    if workers == 1 and not args.previous_floor:
+    if workers == 1 and not args.previous_floor and not args.load_only:
         phase["sql_statements"] = sql_counts(url, scs, keys, nested, logdir)
     return phase
 
@@ -853,8 +876,8 @@ def summarise(rounds: list[dict[str, Any]], sc: Scenario) -> dict[str, Any]:
     f_total = sum(r["floor"]["rps"] for r in rounds)
     return {
         "compared_with_floor": sc.floor_equivalent,
-        "product": {m: med("product", m) for m in ("rps", "p50_ms", "p99_ms")},
-        "floor": {m: med("floor", m) for m in ("rps", "p50_ms", "p99_ms")},
+        "product": {m: med("product", m) for m in ("rps", "p50_ms", "p99_ms", "cpu_us")},
+        "floor": {m: med("floor", m) for m in ("rps", "p50_ms", "p99_ms", "cpu_us")},
         # Ratio of summed throughput: one stalled round (a noisy neighbour) cannot blow it up
         # the way a median of two per-round ratios can. Per-round ratios stay in "rounds".
         "ratio": round(sum(r["product"]["rps"] for r in rounds) / f_total, 3) if f_total else 0.0,
@@ -926,14 +949,15 @@ def print_report(result: dict[str, Any]) -> None:
             continue
         print(f"\n## {ph['backend']}, --workers {ph['workers']}  (load: {CONNECTIONS} connections, median of rounds)")
         print(f"{'scenario':18s} {'req/s':>9s} {'floor':>9s} {'ratio':>6s} {'p50 ms':>8s} {'p99 ms':>8s} "
-              f"{'fl p50':>7s} {'fl p99':>7s} {'SQL':>4s} {'fl SQL':>6s}")  # fmt: skip
+              f"{'fl p50':>7s} {'fl p99':>7s} {'SQL':>4s} {'fl SQL':>6s} {'CPU µs':>7s} {'fl CPU':>7s}")  # fmt: skip
         sq = ph.get("sql_statements", {})
         for name, r in ph.get("load", {}).items():
             p, f = r["product"], r["floor"]
             n_sql = sq.get("product", {}).get(name)
             f_sql = sq.get("floor", {}).get(r["compared_with_floor"])
             print(f"{name:18s} {p['rps']:9.1f} {f['rps']:9.1f} {r['ratio']:6.2f} {p['p50_ms']:8.2f} {p['p99_ms']:8.2f} "
-                  f"{f['p50_ms']:7.2f} {f['p99_ms']:7.2f} {str(n_sql):>4s} {str(f_sql):>6s}")  # fmt: skip
+                  f"{f['p50_ms']:7.2f} {f['p99_ms']:7.2f} {str(n_sql):>4s} {str(f_sql):>6s} "
+                  f"{p.get('cpu_us', ''):>7} {f.get('cpu_us', ''):>7}")  # fmt: skip
         if sq:
             pr = sq["product"]
             print(f"SQL statements, GraphQL list 1 vs 100 items: {pr.get('gql_list_per_page_1')} vs "
@@ -982,9 +1006,10 @@ def markdown(result: dict[str, Any]) -> str:
         )
         lines.append("")
         lines.append(
-            "| scenario | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms | SQL/req | floor SQL |"
+            "| scenario | req/s | floor req/s | ratio | p50 ms | p99 ms | floor p50 / p99 ms | SQL/req | floor SQL "
+            "| CPU µs/req | floor CPU µs/req |"
         )
-        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         sq = ph.get("sql_statements", {})
         for name, r in ph.get("load", {}).items():
             p, f = r["product"], r["floor"]
@@ -992,6 +1017,7 @@ def markdown(result: dict[str, Any]) -> str:
             f_sql = sq.get("floor", {}).get(r["compared_with_floor"], "")
             cells = [name, f"{p['rps']:.0f}", f"{f['rps']:.0f}", f"**{r['ratio']:.2f}**", f"{p['p50_ms']:.1f}"]
             cells += [f"{p['p99_ms']:.1f}", f"{f['p50_ms']:.1f} / {f['p99_ms']:.1f}", str(n_sql), str(f_sql)]
+            cells += [f"{p['cpu_us']:.0f}" if "cpu_us" in p else "", f"{f['cpu_us']:.0f}" if "cpu_us" in f else ""]
             lines.append("| " + " | ".join(cells) + " |")
         if sq:
             pr = sq["product"]
@@ -1067,6 +1093,16 @@ def main() -> int:
         action="store_true",
         help="serve the previous floor (statements built per request) where the product runs: ratios = previous/floor",
     )
+    parser.add_argument(
+        "--floor-mode",
+        choices=["raw", "core"],
+        default="raw",
+        help="the floor's data layer: raw = aiosqlite / asyncpg directly (default), core = SQLAlchemy Core",
+    )
+    parser.add_argument(
+        "--load-only", action="store_true", help="the load scenarios alone: no scale, heavy jobs or SQL counts"
+    )
+    parser.add_argument("--rounds", type=int, help="rounds per scenario (default: the mode's)")
     parser.add_argument("--workers", type=int, nargs="+", help="uvicorn worker counts to run (default: the mode's)")
     parser.add_argument("--markdown", metavar="RESULTS_JSON", help="print the tables of a results file and exit")
     args = parser.parse_args()
@@ -1076,6 +1112,8 @@ def main() -> int:
     mode = QUICK if args.quick else FULL
     if args.workers:
         mode = dataclasses.replace(mode, workers=args.workers)
+    if args.rounds:
+        mode = dataclasses.replace(mode, rounds=args.rounds)
     # SIGTERM (e.g. `timeout`) unwinds through the finally blocks: servers stopped, PG databases dropped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     RESULTS.mkdir(exist_ok=True)
@@ -1092,6 +1130,7 @@ def main() -> int:
         ).stdout.strip(),
         "phases": [],
     }
+    result["floor_mode"] = args.floor_mode
     if args.previous_floor:
         result["product_is"] = "the previous floor (BENCH_FLOOR_VARIANT=previous)"
     tmp = Path(tempfile.mkdtemp(prefix="eg-bench-"))

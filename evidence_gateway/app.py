@@ -6,13 +6,12 @@ import gc
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
-from starlette.types import ASGIApp, Scope
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.types import ASGIApp
 
 from evidence_gateway import rest_compat
 from evidence_gateway.auth import KeyCache
@@ -29,7 +28,7 @@ from evidence_gateway.store.db import Database
 from evidence_gateway.web import api_docs, cors, graphiql
 from evidence_gateway.web.json_response import JSONResponse
 from evidence_gateway.web.observability import metrics, multiproc, readiness, tracing
-from evidence_gateway.web.observability.access import AccessLogMiddleware, route_template
+from evidence_gateway.web.observability.access import AccessLogMiddleware, RouteTemplates
 from evidence_gateway.web.observability.saturation import Saturation
 from evidence_gateway.web.proxies import ClientAddress, ClientAddressMiddleware, parse_networks
 from evidence_gateway.web.ratelimit.limiter import Limiter
@@ -55,12 +54,7 @@ class EvidenceApp(Starlette):
         addresses = ClientAddress(parse_networks(settings.trusted_proxies), settings.trusted_proxy_header)
         stack = ClientAddressMiddleware(cors.wrap(RequestIdMiddleware(observed), settings), addresses)
         # Tracing on: the server span outside everything, so every log line of the request is in it.
-        route_of = partial(_route_of, self.routes)
-        return tracing.wrap(stack, route_of, self.state.tracer_provider)
-
-
-def _route_of(routes: list[BaseRoute], scope: Scope) -> str | None:
-    return route_template(routes, dict(scope))
+        return tracing.wrap(stack, RouteTemplates(self.routes), self.state.tracer_provider)
 
 
 async def healthz(request: Request) -> Response:

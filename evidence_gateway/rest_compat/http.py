@@ -77,11 +77,19 @@ def link_header(links: Mapping[str, str]) -> str:
 
 
 def page_links(request: Request, page: Page[Any]) -> str:
-    """first / prev / next / last of a page/per_page list, each keeping the request's filters."""
+    """first / prev / next / last of a page/per_page list, each keeping the request's filters.
+
+    Each link is ``link_to(request, page=n, per_page=...)``, built here from one encoding of the
+    kept parameters: ``urlencode`` of the kept pairs followed by two more is that encoding, ``&``,
+    and the two, and a page number or size (digits) and their names encode as themselves. Four
+    ``urlencode`` calls over the same filters cost more than the rest of the envelope."""
     last = max(1, -(-page.total // page.per_page))
+    base = request.app.state.settings.public_base_url.rstrip("/") + request.url.path
+    kept = urlencode([(k, v) for k, v in request.query_params.multi_items() if k not in ("page", "per_page")])
+    prefix = f"{base}?{kept}&" if kept else f"{base}?"
 
     def at(number: int) -> str:
-        return link_to(request, page=number, per_page=page.per_page)
+        return f"{prefix}page={number}&per_page={page.per_page}"
 
     links = {"first": at(1)}
     if page.page > 1:

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from starlette.routing import BaseRoute, Match, Mount
@@ -84,6 +85,31 @@ def route_template(routes: list[BaseRoute], scope: Scope) -> str | None:
     return partial
 
 
+class RouteTemplates:
+    """``route_template`` per request, remembered per request line: the routes are fixed once the
+    app serves, so the template is a function of the scope's type, method, root path and path.
+    Walking every route (and the /api mount's) cost more than the rest of the access line; most
+    traffic repeats a few paths. Bounded like the key cache: full, it starts over."""
+
+    MAX_ENTRIES = 4096
+
+    def __init__(self, routes: list[BaseRoute]) -> None:
+        self.routes = routes
+        self._known: dict[tuple[Any, ...], str | None] = {}
+
+    def __call__(self, scope: Scope) -> str | None:
+        key = (scope["type"], scope.get("method"), scope.get("root_path", ""), scope.get("path"))
+        try:
+            return self._known[key]
+        except KeyError:
+            pass
+        found = route_template(self.routes, dict(scope))
+        if len(self._known) >= self.MAX_ENTRIES:
+            self._known.clear()
+        self._known[key] = found
+        return found
+
+
 class AccessLogMiddleware:
     """Times each request, logs its access line, records its metrics; a crash that escapes the
     app (after Starlette answered 500, or before any answer) is logged here once and ends here."""
@@ -91,13 +117,14 @@ class AccessLogMiddleware:
     def __init__(self, app: ASGIApp, routes: list[BaseRoute], on_done: list[OnDone]) -> None:
         self.app = app
         self.routes = routes
+        self.templates = RouteTemplates(routes)
         self.on_done = on_done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        record = AccessRecord(route=route_template(self.routes, dict(scope)) or UNMATCHED)
+        record = AccessRecord(route=self.templates(scope) or UNMATCHED)
         token = _current.set(record)
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(request_id=request_id_of(scope))

@@ -96,13 +96,21 @@ def operation_label(name: str | None) -> str:
     return "other"
 
 
+# The two series of each label set, looked up once: ``labels()`` takes the metric's lock and
+# checks every value on each call. As bounded as the labels themselves (see the module's doc).
+_request_series: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
+
+
 def observe_request(scope: Scope, record: AccessRecord, status: int, seconds: float) -> None:
     """The access middleware's hook, called once per answered request."""
     if scope["type"] != "http":
         return
     labels = (scope.get("method", ""), record.route, operation_label(record.graphql_operation), str(status))
-    REQUESTS.labels(*labels).inc()
-    REQUEST_SECONDS.labels(*labels).observe(seconds)
+    series = _request_series.get(labels)
+    if series is None:
+        series = _request_series[labels] = (REQUESTS.labels(*labels), REQUEST_SECONDS.labels(*labels))
+    series[0].inc()
+    series[1].observe(seconds)
 
 
 @contextmanager
