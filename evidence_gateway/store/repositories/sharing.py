@@ -157,19 +157,10 @@ class PublicationRepository(Repository[Publication, PublicationRecord]):
 
 
 def _published(row: Any) -> PublishedPack:
-    mapping = row._mapping
-    artifact = PackArtifactRecord._make(mapping[f"artifact_{c.key}"] for c in _ARTIFACT.c)
-    return PublishedPack(
-        pack_id=mapping["pack_id"],
-        version_number=mapping["version_number"],
-        pack_hash=mapping["pack_hash"],
-        created_at=mapping["created_at"],
-        period_start=mapping["reporting_period_start"],
-        period_end=mapping["reporting_period_end"],
-        organization_id=mapping["organization_id"],
-        organization_name=mapping["organization_name"],
-        artifact=artifact,
-    )
+    # By position: PostgreSQL's fast path answers plain rows, SQLite's SQLAlchemy rows.
+    values = tuple(row)
+    head, artifact = values[:8], PackArtifactRecord._make(values[8:])
+    return PublishedPack(*head, artifact=artifact)
 
 
 async def artifact_bytes(db: Database, artifact: PackArtifactRecord) -> bytes:
