@@ -159,8 +159,7 @@ class PublicationRepository(Repository[Publication, PublicationRecord]):
 def _published(row: Any) -> PublishedPack:
     # By position: PostgreSQL's fast path answers plain rows, SQLite's SQLAlchemy rows.
     values = tuple(row)
-    head, artifact = values[:8], PackArtifactRecord._make(values[8:])
-    return PublishedPack(*head, artifact=artifact)
+    return PublishedPack(*values[:8], PackArtifactRecord._make(values[8:]))
 
 
 async def artifact_bytes(db: Database, artifact: PackArtifactRecord) -> bytes:
