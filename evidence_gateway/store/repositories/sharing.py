@@ -159,7 +159,8 @@ class PublicationRepository(Repository[Publication, PublicationRecord]):
 def _published(row: Any) -> PublishedPack:
     # By position: PostgreSQL's fast path answers plain rows, SQLite's SQLAlchemy rows.
     values = tuple(row)
-    return PublishedPack(*values[:8], PackArtifactRecord._make(values[8:]))
+    names = [f for f in PublishedPack.__dataclass_fields__ if f != "artifact"]
+    return PublishedPack(**dict(zip(names, values, strict=False)), artifact=PackArtifactRecord._make(values[8:]))
 
 
 async def artifact_bytes(db: Database, artifact: PackArtifactRecord) -> bytes:
