@@ -185,3 +185,40 @@ async def test_the_recipient_api_is_not_an_api_key_api(api: Api) -> None:
     await publish(api, client, pack)
     token = await client.token()
     assert (await api.http.get("/api/v2/workspaces", headers={"Authorization": f"Bearer {token}"})).status_code == 401
+
+
+async def test_graphql_admin_does_what_rest_does(api: Api, api_b: Api) -> None:
+    pack = await published_pack(api)
+    made = await api.gql(
+        'mutation { createDataRecipient(name: "Shipper AG") { clientSecret recipient { id clientId revokedAt } } }'
+    )
+    created = made["data"]["createDataRecipient"]
+    client = Client(api.http, created["recipient"]["clientId"], created["clientSecret"], created["recipient"]["id"])
+    published = await api.gql(
+        "mutation($r: UUID!, $p: UUID!) { publishPack(recipientId: $r, packId: $p) { id packId withdrawnAt } }",
+        {"r": client.recipient_id, "p": pack["id"]},
+    )
+    publication = published["data"]["publishPack"]
+    assert publication["packId"] == pack["id"] and publication["withdrawnAt"] is None
+    assert all((await ids(client)).values())
+    listed = await api.gql("{ dataRecipients { id name } publications { id recipientId } }")
+    assert listed["data"] == {
+        "dataRecipients": [{"id": client.recipient_id, "name": "Shipper AG"}],
+        "publications": [{"id": publication["id"], "recipientId": client.recipient_id}],
+    }
+    assert (await api_b.gql("{ dataRecipients { id } publications { id } }"))["data"] == {
+        "dataRecipients": [],
+        "publications": [],
+    }
+    other = await api_b.gql("mutation($id: UUID!) { withdrawPublication(id: $id) { id } }", {"id": publication["id"]})
+    assert other["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    withdrawn = await api.gql(
+        "mutation($id: UUID!) { withdrawPublication(id: $id) { withdrawnAt } }", {"id": publication["id"]}
+    )
+    assert withdrawn["data"]["withdrawPublication"]["withdrawnAt"]
+    assert not any((await ids(client)).values())
+    revoked = await api.gql(
+        "mutation($id: UUID!) { revokeDataRecipient(id: $id) { revokedAt } }", {"id": client.recipient_id}
+    )
+    assert revoked["data"]["revokeDataRecipient"]["revokedAt"]
+    assert (await client.token_response()).status_code == 401
