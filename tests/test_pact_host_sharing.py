@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from evidence_gateway.web.observability.logs import json_formatter
+from tests.cli_inprocess import run_cli
 from tests.conftest import Api
 from tests.test_pact_host import ROWS, Client, pact_error, publish, published_pack, recipient
 
@@ -222,3 +223,38 @@ async def test_graphql_admin_does_what_rest_does(api: Api, api_b: Api) -> None:
     )
     assert revoked["data"]["revokeDataRecipient"]["revokedAt"]
     assert (await client.token_response()).status_code == 401
+
+
+async def test_the_command_line_creates_publishes_withdraws_and_revokes(
+    api: Api, api_b: Api, database_url: str
+) -> None:
+    url = database_url.replace("+aiosqlite", "").replace("+asyncpg", "")
+    pack = await published_pack(api)
+    made = run_cli("recipients", "create", "--org", "org-a", "--name", "Forwarder BV", "--database-url", url)
+    assert made.returncode == 0, made.stderr
+    client_id, secret = made.stdout.split()
+    listed = run_cli("recipients", "list", "--org", "org-a", "--database-url", url)
+    header, row = listed.stdout.splitlines()
+    assert header.split("\t") == ["id", "client_id", "created", "revoked", "name"]
+    recipient_id = row.split("\t")[0]
+    assert row.split("\t")[1:2] == [client_id] and row.endswith("Forwarder BV") and secret not in listed.stdout
+    client = Client(api.http, client_id, secret, recipient_id)
+    assert not any((await ids(client)).values())
+    shared = run_cli("recipients", "publish", "--org", "org-a", "--recipient", recipient_id, "--pack", pack["id"],
+                     "--database-url", url)  # fmt: skip
+    assert shared.returncode == 0, shared.stderr
+    publication_id = shared.stdout.strip()
+    assert all((await ids(client)).values())
+    publications = run_cli("recipients", "publications", "--org", "org-a", "--database-url", url).stdout
+    assert publication_id in publications and pack["id"] in publications
+    other = run_cli("recipients", "withdraw", publication_id, "--org", "org-b", "--database-url", url)
+    assert other.returncode == 1 and "not found" in other.stderr  # another organisation's publication
+    withdrawn = run_cli("recipients", "withdraw", publication_id, "--org", "org-a", "--database-url", url)
+    assert withdrawn.returncode == 0 and not any((await ids(client)).values())
+    revoked = run_cli("recipients", "revoke", recipient_id, "--org", "org-a", "--database-url", url)
+    assert revoked.returncode == 0 and client_id in revoked.stdout
+    assert (await client.token_response()).status_code == 401
+    events = [e for e in (await api.get("/api/v2/events", params={"limit": 100})).json()["data"] if e["actor"] is None]
+    assert [e["type"] for e in events][-4:] == [
+        "data_recipient.created", "publication.created", "publication.withdrawn", "data_recipient.revoked"
+    ]  # fmt: skip
