@@ -258,3 +258,21 @@ async def test_the_command_line_creates_publishes_withdraws_and_revokes(
     assert [e["type"] for e in events][-4:] == [
         "data_recipient.created", "publication.created", "publication.withdrawn", "data_recipient.revoked"
     ]  # fmt: skip
+
+
+async def test_a_replayed_creation_makes_one_recipient_and_never_shows_its_secret_again(api: Api) -> None:
+    headers = {"Idempotency-Key": "customer-1"}
+    first = await api.post("/api/sharing/recipients", {"name": "Customer"}, headers=headers)
+    again = await api.post("/api/sharing/recipients", {"name": "Customer"}, headers=headers)
+    assert first.status_code == again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+    made, replayed = first.json()["data"], again.json()["data"]
+    assert made["client_secret"].startswith("evcs_")
+    assert replayed == {**made, "client_secret": None, "client_secret_withheld": True}
+    assert len((await api.get("/api/sharing/recipients")).json()["data"]) == 1
+    query = 'mutation { createDataRecipient(name: "Other") { clientSecret recipient { id } } }'
+    keyed = {"Idempotency-Key": "customer-2", "Authorization": f"Bearer {api.key}"}
+    gql_first = await api.http.post("/graphql", json={"query": query}, headers=keyed)
+    gql_again = await api.http.post("/graphql", json={"query": query}, headers=keyed)
+    assert gql_first.json()["data"]["createDataRecipient"]["clientSecret"].startswith("evcs_")
+    assert gql_again.json()["data"]["createDataRecipient"]["clientSecret"] is None
+    assert gql_again.json()["extensions"]["withheld"][0]["path"] == ["createDataRecipient", "clientSecret"]
