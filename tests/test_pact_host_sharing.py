@@ -5,6 +5,7 @@ Black-box over HTTP, both databases."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from typing import Any
@@ -276,3 +277,14 @@ async def test_a_replayed_creation_makes_one_recipient_and_never_shows_its_secre
     assert gql_first.json()["data"]["createDataRecipient"]["clientSecret"].startswith("evcs_")
     assert gql_again.json()["data"]["createDataRecipient"]["clientSecret"] is None
     assert gql_again.json()["extensions"]["withheld"][0]["path"] == ["createDataRecipient", "clientSecret"]
+
+
+async def test_concurrent_publications_of_one_pack_make_one_publication_and_one_event(api: Api) -> None:
+    pack = await published_pack(api)
+    client = await recipient(api)
+    body = {"recipient_id": client.recipient_id, "pack_id": pack["id"]}
+    answers = await asyncio.gather(*(api.post("/api/sharing/publications", body) for _ in range(6)))
+    assert {a.status_code for a in answers} == {201}
+    assert len({a.json()["data"]["id"] for a in answers}) == 1
+    events = (await api.get("/api/v2/events", params={"limit": 100})).json()["data"]
+    assert [e["type"] for e in events].count("publication.created") == 1

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+
 from evidence_gateway.auth import Principal, Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
@@ -123,6 +125,15 @@ async def publish(ctx: Ctx, data: Any) -> Publication:
     one withdrawn before is published again (the same publication, a new event)."""
     ctx.require(Scope.ADMIN)
     p = parse(PublicationCreate, data)
+    try:
+        return await _publish(ctx, p)
+    except IntegrityError:
+        # Two requests published the same pair at once; the unique (recipient, pack) kept one.
+        # Again, the row is there: the answer is the one publication, with no second event.
+        return await _publish(ctx, p)
+
+
+async def _publish(ctx: Ctx, p: PublicationCreate) -> Publication:
     async with unit_of_work(ctx) as uow:
         recipient = await DataRecipientRepository(ctx).load(uow.session, p.recipient_id)
         if recipient is None:
