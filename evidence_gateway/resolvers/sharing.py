@@ -155,6 +155,9 @@ async def _publish(ctx: Ctx, p: PublicationCreate) -> Publication:
         if publication is None:
             publication = Publication(org_id=ctx.org_id, recipient_id=recipient.id, report_pack_id=pack.id)
             uow.session.add(publication)
+            # Now, not with the events: a concurrent publication of the pair fails here, as the
+            # IntegrityError ``publish`` answers by reading the winner's row.
+            await uow.session.flush()
             uow.emit(EventType.publication_created, "publication", publication.id, publication_json(publication))
         elif publication.withdrawn_at is not None:
             publication.withdrawn_at = None
