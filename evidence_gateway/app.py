@@ -17,6 +17,9 @@ from evidence_gateway import rest_compat
 from evidence_gateway.auth import KeyCache
 from evidence_gateway.core import evidence_keys, instance_secrets, wakeups
 from evidence_gateway.core.subscriptions import SubscriptionHub
+from evidence_gateway.exchange import routes as exchange
+from evidence_gateway.exchange import routes_admin as sharing_admin
+from evidence_gateway.exchange.auth import TokenKeys
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.schema import persisted, schema
@@ -135,8 +138,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
             *(graphiql.routes if settings.graphiql else []),
             # The REST reference (Redoc over /api/openapi.json), before the /api mount that would take it.
             *api_docs.routes,
+            # The data owner's sharing admin (docs/ileap.md), beside the frozen contract's paths.
+            *sharing_admin.routes,
             Mount("/api", routes=rest_compat.routes),
             *rest_compat.well_known,
+            # PACT / iLEAP host (docs/ileap.md): /auth/token, discovery, /2/…, /3/… at the root,
+            # where the specifications put them.
+            *exchange.routes,
         ],
         exception_handlers=handlers,
         lifespan=lifespan,
@@ -152,6 +160,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.limiter = Limiter(settings)
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)
     app.state.persisted_queries = PersistedQueries(db, settings)
+    app.state.exchange_keys = TokenKeys(db)  # the access tokens' signing key, loaded on first use
     trusted = settings.graphql_trusted_documents
     app.state.trusted_documents = persisted.load_trusted(trusted) if trusted else None
     return app

@@ -174,6 +174,8 @@ class Settings(BaseSettings):
     api_docs_assets_dir: str = ""
     # Live GraphQL subscriptions one client address holds over all its sockets and keys, per process.
     ws_max_subscriptions_per_address: int = Field(default=500, ge=1)
+    # PACT / iLEAP exchange (docs/ileap.md): how long an access token from /auth/token is valid.
+    pact_token_ttl_seconds: int = Field(default=3600, ge=60, le=86400)
 
     @field_validator("webhook_retry_schedule")
     @classmethod

@@ -53,6 +53,10 @@ EP_DISABLED = EventType.webhook_endpoint_disabled.value
 EP_DELETED = EventType.webhook_endpoint_deleted.value
 KEY_CREATED = EventType.api_key_created.value
 KEY_REVOKED = EventType.api_key_revoked.value
+RECIPIENT_CREATED = EventType.data_recipient_created.value
+RECIPIENT_REVOKED = EventType.data_recipient_revoked.value
+PUBLISHED = EventType.publication_created.value
+WITHDRAWN = EventType.publication_withdrawn.value
 
 # GraphQL field -> REST field of an event.
 GQL_NAMES = {
@@ -261,6 +265,16 @@ async def full_flow(api: Api) -> Flow:
     )
     revoke = "mutation($id: UUID!) { revokeApiKey(id: $id) { id revokedAt } }"
     await flow.gql("key-revoke", revoke, {"id": made["createApiKey"]["apiKey"]["id"]}, emits=[KEY_REVOKED])
+    # Sharing the published pack with a customer (docs/ileap.md), then taking it back.
+    customer = await flow.post("recipient-create", "/api/sharing/recipients", {"name": "Customer"},
+                               emits=[RECIPIENT_CREATED])  # fmt: skip
+    shared = {"recipient_id": customer["id"], "pack_id": v2["id"]}
+    publication = await flow.post("publish", "/api/sharing/publications", shared, emits=[PUBLISHED])
+    await flow.post(
+        "withdraw", f"/api/sharing/publications/{publication['id']}/withdraw", emits=[WITHDRAWN], status=200
+    )
+    await flow.post("recipient-revoke", f"/api/sharing/recipients/{customer['id']}/revoke", emits=[RECIPIENT_REVOKED],
+                    status=200)  # fmt: skip
     return flow
 
 
@@ -358,7 +372,16 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
     assert revoked["revoked_at"] == flow.data("key-revoke")["revokeApiKey"]["revokedAt"].replace("+00:00", "Z")
     log_text = json.dumps(events)
     assert made["key"] not in log_text and hashlib.sha256(made["key"].encode()).hexdigest() not in log_text
+    # A recipient's events name its public client id; never its secret or the secret's hash.
+    customer = flow.data("recipient-create")
+    assert only("recipient-create", RECIPIENT_CREATED)["data"] == {
+        k: v for k, v in customer.items() if k not in ("client_secret", "revoked")
+    }
+    secret = customer["client_secret"]
+    assert secret not in log_text and hashlib.sha256(secret.encode()).hexdigest() not in log_text
+    assert only("withdraw", WITHDRAWN)["data"]["withdrawn_at"] == flow.data("withdraw")["withdrawn_at"]
     org_wide = (LEGACY, EP_CREATED, EP_UPDATED, EP_ROTATED, EP_DISABLED, EP_DELETED, KEY_CREATED, KEY_REVOKED)
+    org_wide += (RECIPIENT_CREATED, RECIPIENT_REVOKED, PUBLISHED, WITHDRAWN)
     assert all(e["workspace_id"] == ws["id"] for e in events if e["type"] not in org_wide)
 
     # A crash after the work started is recorded: the run and the pack the 500 names.

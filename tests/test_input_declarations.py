@@ -60,6 +60,8 @@ GRAPHQL_INPUTS: dict[str, type[StrictInput]] = {
 NOT_GRAPHQL_INPUTS: dict[str, str] = {
     "LegacyRecord": "a line of the legacy export file `evidence-gateway import-legacy` reads",
     "_ListFilter": "REST's evidence-item list query (GraphQL takes workspaceId as an argument)",
+    "RecipientCreate": "REST's /api/sharing/recipients body (GraphQL createDataRecipient takes name as an argument)",
+    "PublicationCreate": "REST's /api/sharing/publications body (GraphQL publishPack takes recipientId and packId)",
 }
 # (GraphQL input, field) whose GraphQL type is plainer than the model's, and why.
 PLAINER_IN_GRAPHQL: dict[tuple[str, str], str] = {

@@ -1,4 +1,4 @@
-"""An organisation's keys, legacy reports and webhook signing secret."""
+"""An organisation's keys, data recipients and publications, legacy reports and webhook signing secret."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 from evidence_gateway.cli.arguments import CliError
 from evidence_gateway.cli.support import key_table, prepared, progress
 from evidence_gateway.core.timeutil import utcnow
-from evidence_gateway.resolvers import keys, organizations
+from evidence_gateway.resolvers import keys, organizations, sharing
 from evidence_gateway.resolvers.legacy import import_legacy_reports
 from evidence_gateway.resolvers.webhooks import signing_secret
 from evidence_gateway.settings import get_settings
+from evidence_gateway.store.db import Database
 
 
 def keys_create(args: argparse.Namespace) -> int:
@@ -42,6 +43,73 @@ def keys_revoke(args: argparse.Namespace) -> int:
         f"revoked {key.display_prefix} ({key.id}); every node refuses it within {window:g} s "
         "(EVIDENCE_AUTH_CACHE_SECONDS)"
     )
+    return 0
+
+
+def recipients_create(args: argparse.Namespace) -> int:
+    """Prints ``<client id> <client secret>`` alone on one line (scripts read both); the secret is
+    not stored, so not shown again."""
+
+    async def create(db: Database) -> sharing.CreatedRecipient:
+        return await sharing.create_recipient(await sharing.operator(db, args.org), {"name": args.name})
+
+    created = asyncio.run(prepared(args, create))
+    print(f"{created.recipient.client_id} {created.client_secret}")
+    return 0
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%dT%H:%MZ") if value is not None else "-"
+
+
+def recipients_list(args: argparse.Namespace) -> int:
+    async def listed(db: Database) -> list[Any]:
+        return await sharing.list_recipients(await sharing.operator(db, args.org))
+
+    rows = asyncio.run(prepared(args, listed))
+    lines = ["id\tclient_id\tcreated\trevoked\tname"]
+    lines += [f"{r.id}\t{r.client_id}\t{_when(r.created_at)}\t{_when(r.revoked_at)}\t{r.name}" for r in rows]
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    return 0
+
+
+def recipients_revoke(args: argparse.Namespace) -> int:
+    async def revoke(db: Database) -> Any:
+        return await sharing.revoke_recipient(await sharing.operator(db, args.org), args.recipient)
+
+    recipient = asyncio.run(prepared(args, revoke))
+    print(f"revoked {recipient.client_id} ({recipient.id}): no new token, and its tokens are refused")
+    return 0
+
+
+def recipients_publish(args: argparse.Namespace) -> int:
+    async def publish(db: Database) -> Any:
+        ctx = await sharing.operator(db, args.org)
+        return await sharing.publish(ctx, {"recipient_id": args.recipient, "pack_id": args.pack})
+
+    print(asyncio.run(prepared(args, publish)).id)
+    return 0
+
+
+def recipients_withdraw(args: argparse.Namespace) -> int:
+    async def withdraw(db: Database) -> Any:
+        return await sharing.withdraw(await sharing.operator(db, args.org), args.publication)
+
+    publication = asyncio.run(prepared(args, withdraw))
+    print(f"withdrew {publication.id}: pack {publication.report_pack_id} is gone for its recipient")
+    return 0
+
+
+def recipients_publications(args: argparse.Namespace) -> int:
+    async def listed(db: Database) -> list[Any]:
+        return await sharing.list_publications(await sharing.operator(db, args.org), args.recipient)
+
+    rows = asyncio.run(prepared(args, listed))
+    lines = ["id\trecipient_id\tpack_id\tpublished\twithdrawn"]
+    lines += [
+        f"{p.id}\t{p.recipient_id}\t{p.report_pack_id}\t{_when(p.created_at)}\t{_when(p.withdrawn_at)}" for p in rows
+    ]
+    sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
 
 

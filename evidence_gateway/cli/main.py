@@ -147,6 +147,42 @@ def build_parser() -> argparse.ArgumentParser:
     db_option(revoke)
     revoke.set_defaults(run=("org", "keys_revoke"))
 
+    recipients = command(
+        sub, "recipients", "data recipients of PACT / iLEAP sharing: create, list, revoke, publish, withdraw"
+    ).add_subparsers(dest="recipients_command", required=True, metavar="COMMAND")
+    made = command(
+        recipients, "create", "create a data recipient; prints its client id and secret on one line (shown once)"
+    )
+    org_option(made, "the publishing organisation's name")
+    made.add_argument("--name", required=True, help="the customer's name")
+    db_option(made)
+    made.set_defaults(run=("org", "recipients_create"))
+    shown = command(recipients, "list", "list an organisation's recipients: id, client id, name, dates (no secret)")
+    org_option(shown)
+    db_option(shown)
+    shown.set_defaults(run=("org", "recipients_list"))
+    ended = command(recipients, "revoke", "revoke a recipient's credentials and the tokens issued to it")
+    ended.add_argument("recipient", metavar="RECIPIENT_ID", help="the recipient's id, from `recipients list`")
+    org_option(ended)
+    db_option(ended)
+    ended.set_defaults(run=("org", "recipients_revoke"))
+    shared = command(recipients, "publish", "share a pack with a recipient; prints the publication's id")
+    org_option(shared)
+    shared.add_argument("--recipient", required=True, metavar="RECIPIENT_ID", help="the recipient's id")
+    shared.add_argument("--pack", required=True, metavar="PACK_ID", help="the pack's id")
+    db_option(shared)
+    shared.set_defaults(run=("org", "recipients_publish"))
+    taken = command(recipients, "withdraw", "withdraw a publication: the pack is gone for its recipient")
+    taken.add_argument("publication", metavar="PUBLICATION_ID", help="from `recipients publish` or `publications`")
+    org_option(taken)
+    db_option(taken)
+    taken.set_defaults(run=("org", "recipients_withdraw"))
+    listed = command(recipients, "publications", "list an organisation's publications, withdrawn ones too")
+    org_option(listed)
+    listed.add_argument("--recipient", default=None, metavar="RECIPIENT_ID", help="only this recipient's")
+    db_option(listed)
+    listed.set_defaults(run=("org", "recipients_publications"))
+
     legacy = command(sub, "legacy", "legacy v1 reports").add_subparsers(
         dest="legacy_command", required=True, metavar="COMMAND"
     )

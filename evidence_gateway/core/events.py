@@ -38,6 +38,10 @@ class EventType(enum.StrEnum):
     webhook_endpoint_deleted = "webhook_endpoint.deleted"
     api_key_created = "api_key.created"
     api_key_revoked = "api_key.revoked"
+    data_recipient_created = "data_recipient.created"
+    data_recipient_revoked = "data_recipient.revoked"
+    publication_created = "publication.created"
+    publication_withdrawn = "publication.withdrawn"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,9 @@
-"""The iLEAP / PACT exchange: what a data recipient is served, mapped from a sealed evidence pack.
+"""Exchange: the gateway as an iLEAP / PACT host system (docs/ileap.md).
 
-``footprints`` turns a pack's iLEAP file (``ileap-shipment-footprints.json``) into PACT
-ProductFootprints, v2 and v3 from one record, with the iLEAP ShipmentFootprint, TOC or HOC as the
-extension; ``tad`` turns the same file into iLEAP Transport Activity Data. Both are pure functions
-of a ``PackSource``: no database, no clock, so the same pack always maps to the same objects (ids
-included) and the HTTP host only decides who may see which pack. docs/ileap-mapping.md is the
-field-by-field table.
+``footprints`` and ``tad`` map a pack's iLEAP document to PACT ProductFootprints and iLEAP
+Transport Activity Data (pure functions); ``auth`` issues and checks the recipients' access
+tokens; ``host`` reads what a recipient may see; ``routes`` is the HTTP transport with the
+specifications' own error bodies.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from evidence_gateway.models.packs import (
     ReportPack,
 )
 from evidence_gateway.models.persisted_queries import PersistedQuery
+from evidence_gateway.models.sharing import DataRecipient, ExchangeSigningKey, Publication
 from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint, TlogSubtree
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
@@ -60,6 +61,7 @@ __all__ = [
     "AttachmentScope",
     "CalculationRun",
     "DataQualityAssessment",
+    "DataRecipient",
     "DataTier",
     "DistanceSource",
     "DistanceType",
@@ -68,6 +70,7 @@ __all__ = [
     "EventCounter",
     "EvidenceItem",
     "EvidenceType",
+    "ExchangeSigningKey",
     "FactorVersion",
     "FuelType",
     "HubRow",
@@ -85,6 +88,7 @@ __all__ = [
     "Organization",
     "PackArtifact",
     "PackStatus",
+    "Publication",
     "ReportPack",
     "RunStatus",
     "Shipment",

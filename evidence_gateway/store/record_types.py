@@ -302,6 +302,25 @@ class ShipmentRecord(NamedTuple):
     electricity_country: str | None
 
 
+class DataRecipientRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    name: str
+    client_id: str
+    secret_hash: str
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class PublicationRecord(NamedTuple):
+    id: uuid.UUID
+    org_id: uuid.UUID
+    recipient_id: uuid.UUID
+    report_pack_id: uuid.UUID
+    created_at: datetime
+    withdrawn_at: datetime | None
+
+
 # By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
@@ -320,4 +339,6 @@ TYPED: dict[str, type[Any]] = {
     "organization": OrganizationRecord,
     "event": EventRecord,
     "shipment": ShipmentRecord,
+    "data_recipient": DataRecipientRecord,
+    "publication": PublicationRecord,
 }

@@ -14,6 +14,9 @@ from typing import Any
 _PATTERNS = (
     (re.compile(r"evk_[A-Za-z0-9]*"), "[api key]"),
     (re.compile(r"whsec_[A-Za-z0-9+/=_-]*"), "[webhook secret]"),
+    # Data recipients' client secrets and the access tokens (JWTs) issued for them.
+    (re.compile(r"evcs_[A-Za-z0-9]*"), "[client secret]"),
+    (re.compile(r"eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*"), "[access token]"),
     (re.compile(r"signature=[^&\s\"'<>]*", re.IGNORECASE), "[link signature]"),
     (re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;]+"), r"\1 [credentials]"),
 )
@@ -22,7 +25,9 @@ _PATTERNS = (
 # apart before the four substitutions run.
 _ANY = re.compile(r"evk_|whsec_|signature=|\b(?:bearer|basic)\s", re.IGNORECASE)
 # Fields whose whole value is a secret, whatever it looks like.
-_SECRET_FIELDS = frozenset({"authorization", "api_key", "secret", "signing_secret", "password", "cookie"})
+_SECRET_FIELDS = frozenset(
+    {"authorization", "api_key", "secret", "signing_secret", "password", "cookie", "client_secret", "access_token"}
+)
 REDACTED = "[redacted]"
 
 
