@@ -23,7 +23,8 @@ from tests.conftest import Api
 from tests.method_helpers import run_rows
 
 ROWS = [
-    {"external_id": "SHP-1", "mode": "road", "distance_km": 120, "mass_tonnes": 2},
+    {"external_id": "SHP-1", "mode": "road", "distance_km": 120, "mass_tonnes": 2, "origin": "Leeds",
+     "destination": "Hull", "shipment_date": "2026-02-03"},  # fmt: skip
     {"external_id": "SHP-1", "mode": "sea", "distance_km": 9000, "mass_tonnes": 2, "distance_type": "sfd"},
     {"external_id": "SHP-2", "mode": "air", "distance_km": 800, "mass_tonnes": 0.25},
     {"external_id": "SHP-3", "mode": "rail", "distance_km": 300, "mass_tonnes": 10},
@@ -409,6 +410,10 @@ async def test_ileap_tc004_all_transport_activity_data(shared: tuple[Client, dic
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("application/json")
     rows = resp.json()["data"]
     assert rows and len({r["activityId"] for r in rows}) == len(rows)
+    # Places and date come from the pack's own rows (its shipment CSV), not placeholders.
+    road = next(r for r in rows if r["mode"] == "Road")
+    assert (road["origin"]["city"], road["destination"]["city"]) == ("Leeds", "Hull")
+    assert road["departureAt"].startswith("2026-02-03")
 
 
 async def test_ileap_tc005_filtered_transport_activity_data(shared: tuple[Client, dict[str, Any]]) -> None:

@@ -9,6 +9,7 @@ read are that recipient's alone. A pack's stored iLEAP document never changes on
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from evidence_gateway.auth import Principal, Scope
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.exchange import auth
 from evidence_gateway.exchange.footprints import Footprint, PackSource, product_footprints
-from evidence_gateway.exchange.tad import transport_activity_data
+from evidence_gateway.exchange.tad import row_facts_from_shipment_csv, transport_activity_data
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.repositories.sharing import (
@@ -29,6 +30,7 @@ from evidence_gateway.store.repositories.sharing import (
     PublicationRepository,
     PublishedPack,
     artifact_bytes,
+    rows_file,
 )
 from evidence_gateway.web.observability import access
 
@@ -111,7 +113,9 @@ async def _mapped(ctx: Ctx, pack: PublishedPack) -> Mapped:
         _cache.move_to_end(key)
         return hit
     document = orjson.loads(await artifact_bytes(ctx.db, pack.artifact))
-    source = pack_source(pack, document)
+    shipments = await rows_file(ctx.db, pack)
+    facts = row_facts_from_shipment_csv(await artifact_bytes(ctx.db, shipments)) if shipments else {}
+    source = dataclasses.replace(pack_source(pack, document), rows=facts)
     made = Mapped(product_footprints(source), transport_activity_data(source))
     _cache[key] = made
     while len(_cache) > CACHE_ENTRIES:

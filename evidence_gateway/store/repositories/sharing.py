@@ -17,7 +17,7 @@ from sqlalchemy import Table, and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from evidence_gateway.core.scoping import owned, rows
+from evidence_gateway.core.scoping import owned
 from evidence_gateway.models import (
     ArtifactStatus,
     ArtifactType,
@@ -34,6 +34,7 @@ from evidence_gateway.store import artifact_files
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.record_types import DataRecipientRecord, PackArtifactRecord, PublicationRecord
 from evidence_gateway.store.repository import Repository
+from evidence_gateway.store.scoped import rows
 
 _RECIPIENT: Table = table_of(DataRecipient)
 _PUBLICATION: Table = table_of(Publication)
@@ -161,6 +162,20 @@ def _published(row: Any) -> PublishedPack:
     values = tuple(row)
     names = [f for f in PublishedPack.__dataclass_fields__ if f != "artifact"]
     return PublishedPack(**dict(zip(names, values, strict=False)), artifact=PackArtifactRecord._make(values[8:]))
+
+
+_ROWS_FILE = select(*_ARTIFACT.c).where(
+    _ARTIFACT.c.report_pack_id == bindparam("pack_id"),
+    _ARTIFACT.c.artifact_type == ArtifactType.shipment_csv.value,
+    _ARTIFACT.c.status == ArtifactStatus.generated.value,
+)
+
+
+async def rows_file(db: Database, pack: PublishedPack) -> PackArtifactRecord | None:
+    """The shipment CSV of a pack ``published_packs`` gave (so already the recipient's to read):
+    the places and dates of its rows, which the iLEAP file does not carry and TAD needs."""
+    found = await db.fetch(_ROWS_FILE, {"pack_id": pack.pack_id})
+    return PackArtifactRecord._make(tuple(found[0])) if found else None
 
 
 async def artifact_bytes(db: Database, artifact: PackArtifactRecord) -> bytes:
