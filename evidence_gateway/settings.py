@@ -174,6 +174,9 @@ class Settings(BaseSettings):
     api_docs_assets_dir: str = ""
     # Live GraphQL subscriptions one client address holds over all its sockets and keys, per process.
     ws_max_subscriptions_per_address: int = Field(default=500, ge=1)
+    # @defer/@stream answered incrementally (multipart/mixed or text/event-stream) to a client that
+    # asks for it; off, or to any other client, such a document answers one complete result.
+    graphql_incremental_delivery: bool = True
 
     @field_validator("webhook_retry_schedule")
     @classmethod
