@@ -271,3 +271,15 @@ async def test_reads_a_deferred_fragment_started_end_before_its_last_part(
     resp = await send(api, query, {"id": pack["id"]}, MULTIPART)
     assert multipart_parts(resp)[-1]["hasNext"] is False
     assert reads and all(task.done() for task in reads)
+
+
+@pytest.mark.parametrize("accept", [MULTIPART, SSE])
+async def test_the_parts_together_keep_the_response_ceiling(configured: Configured, accept: str) -> None:
+    async with configured(graphql_max_response_bytes=1024) as api:
+        _, pack = await a_pack(api)
+        query = PACK_PAGE.replace("artifactType status", "artifactType status fileName fileUrl signedDownloadUrl")
+        parts = PARSERS[accept](await send(api, query, {"id": pack["id"]}, accept))
+        assert parts[0]["data"]["pack"]["id"] == pack["id"]
+        assert parts[-1]["hasNext"] is False and not delivered(parts)
+        assert parts[-1]["completed"][0]["id"] == "0"
+        assert codes_and_messages(parts) == [("RESPONSE_TOO_LARGE", parts[-1]["completed"][0]["errors"][0]["message"])]
