@@ -16,7 +16,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from evidence_gateway.resolvers import pack_reads
+from evidence_gateway.resolvers import calculation_reads, pack_reads
 from tests.conftest import Api, Configured
 from tests.test_packs import calculated_workspace, generated
 
@@ -254,23 +254,51 @@ async def test_later_parts_keep_the_query_time_budget(
     assert codes_and_messages(parts[1:])[0][0] == "QUERY_TIMEOUT"
 
 
-async def test_reads_a_deferred_fragment_started_end_before_its_last_part(
-    api: Api, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("accept", [MULTIPART, SSE])
+async def test_the_last_part_waits_for_the_reads_its_fragment_started(
+    api: Api, monkeypatch: pytest.MonkeyPatch, accept: str
 ) -> None:
+    """A failed field of a deferred fragment cancels its siblings and the DataLoader their batches,
+    but a read already in the driver is not cut off: the stream ends only once it has finished."""
     _, pack = await a_pack(api)
-    reads: list[asyncio.Task[Any]] = []
-    real = pack_reads.artifacts_by_pack_ids
+    siblings_reading, refused, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    reading: list[str] = []
+    finished: list[str] = []
 
-    def counted(ctx: Any, ids: list[Any]) -> Awaitable[Any]:
-        task = asyncio.ensure_future(real(ctx, ids))
-        reads.append(task)
-        return task
+    async def failing(ctx: Any, ids: list[Any]) -> Any:
+        await siblings_reading.wait()
+        refused.set()
+        raise RuntimeError("artifact store down")
 
-    monkeypatch.setattr(pack_reads, "artifacts_by_pack_ids", counted)
-    query = "query($id: UUID!) { pack(id: $id) { id ... @defer { artifacts { id } calculationRun { id } } } }"
-    resp = await send(api, query, {"id": pack["id"]}, MULTIPART)
-    assert multipart_parts(resp)[-1]["hasNext"] is False
-    assert reads and all(task.done() for task in reads)
+    def held(name: str, real: Callable[[Any, list[Any]], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def read(ctx: Any, ids: list[Any]) -> Any:
+            reading.append(name)
+            if len(reading) == 2:
+                siblings_reading.set()
+            await release.wait()
+            try:
+                return await real(ctx, ids)
+            finally:
+                finished.append(name)
+
+        return read
+
+    monkeypatch.setattr(pack_reads, "artifacts_by_pack_ids", failing)
+    monkeypatch.setattr(pack_reads, "approvals_by_pack_ids", held("approvals", pack_reads.approvals_by_pack_ids))
+    monkeypatch.setattr(calculation_reads, "runs_by_ids", held("run", calculation_reads.runs_by_ids))
+    query = """query($id: UUID!) { pack(id: $id) { id
+      ... @defer { artifacts { id } approvals { actionType } calculationRun { id } } } }"""
+    asking = asyncio.ensure_future(send(api, query, {"id": pack["id"]}, accept))
+    await refused.wait()
+    for _ in range(500):  # turns of the loop, not time: the answer needs no I/O from here
+        await asyncio.sleep(0)
+    assert not asking.done(), "the stream ended while its fragment's reads were still running"
+    release.set()
+    parts = PARSERS[accept](await asking)
+    assert sorted(finished) == ["approvals", "run"]
+    assert parts[0]["data"] == {"pack": {"id": pack["id"]}}
+    assert codes_and_messages(parts[1:]) == [("INTERNAL_SERVER_ERROR", "Internal server error")]
+    assert parts[-1]["hasNext"] is False and not delivered(parts)
 
 
 @pytest.mark.parametrize("accept", [MULTIPART, SSE])
