@@ -5,17 +5,15 @@ media types and status rules (schema/negotiation.py); subscriptions over WebSock
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
 import orjson
 from cross_web import HTTPException as StrawberryHTTPException
 from cross_web import StarletteRequestAdapter
-from graphql import GraphQLError
-from graphql.execution import ExperimentalIncrementalExecutionResults, SubsequentIncrementalExecutionResult
+from graphql.execution import ExperimentalIncrementalExecutionResults
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -27,7 +25,7 @@ from strawberry.types.unset import UNSET, UnsetType
 from evidence_gateway.auth import authenticate
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.errors import BadRequest, DomainError, RequestTimeout, Unauthenticated
-from evidence_gateway.schema import incremental, negotiation, persisted
+from evidence_gateway.schema import incremental, negotiation, parts_http, persisted
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, unauthenticated, within_budget
 from evidence_gateway.schema.idempotent import run_idempotent
@@ -123,7 +121,7 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             response: Response = await run_idempotent(request, self.run)
             if response.media_type == "application/json":  # a GraphQL response, not the IDE page
                 response = _negotiated(request, response)
-        except _InParts as answered:
+        except parts_http.InParts as answered:
             response = answered.response
         except persisted.DocumentRefused as exc:
             media_type = negotiation.response_media_type(request.headers.get("accept"))
@@ -186,52 +184,13 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         only) would pass the parts' errors on unmasked."""
         result = await super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
         if isinstance(result, ExperimentalIncrementalExecutionResults):
-            raise _InParts(await self._in_parts(request, result, context.incremental))
+            first = await self.process_result(request, result.initial_result)
+
+            def too_large(body: bytes) -> Response:
+                return _negotiated(request, Response(body, media_type="application/json"))
+
+            raise parts_http.InParts(await parts_http.response(request, result, first, context.incremental, too_large))
         return result
-
-    async def _in_parts(
-        self, request: Request, result: ExperimentalIncrementalExecutionResults, transport: incremental.Transport
-    ) -> Response:
-        """The first part through ``process_result`` like any answer (codes, masking, persisted
-        queries), the rest with their errors formatted alike; all of them together within
-        ``EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES``."""
-        parts = result.subsequent_results
-        settings = request.app.state.settings
-        suggestions = bool(settings.graphql_introspection and settings.graphql_suggestions)
-        limit: int = settings.graphql_max_response_bytes
-        paths = incremental.Paths()
-        paths.announce(result.initial_result)
-        first: dict[str, Any] = dict(await self.process_result(request, result.initial_result))  # type: ignore[arg-type]
-        if first.get("extensions") is None:
-            first.pop("extensions", None)
-        first["pending"] = [p.formatted for p in result.initial_result.pending]
-        first["hasNext"] = True
-        encoded = dumps(first)
-        if len(encoded) > limit:
-            await parts.aclose()
-            return _negotiated(request, Response(encoded, media_type="application/json"))
-
-        async def frames() -> AsyncIterator[bytes]:
-            sent = len(encoded)
-            yield _frame(transport, encoded)
-            try:
-                async for value in parts:
-                    body = dumps(_subsequent(value, paths, suggestions))
-                    sent += len(body)
-                    if sent > limit:
-                        body = dumps(_too_large(paths, limit, suggestions))
-                    paths.announce(value)
-                    paths.retire(value)
-                    yield _frame(transport, body)
-                    if sent > limit or not value.has_next:
-                        break
-            finally:
-                await parts.aclose()
-            yield _END[transport]
-
-        sub_response: Response = request.state.sub_response
-        headers = {k: v for k, v in sub_response.headers.items() if k.lower() not in ("content-length", "content-type")}
-        return StreamingResponse(frames(), 200, headers={**headers, **_HEADERS[transport]})
 
     async def on_ws_connect(self, context: GraphQLContext) -> UnsetType | dict[str, object] | None:
         """connection_init: no organisation, no connection (4403 Forbidden)."""
@@ -329,68 +288,6 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         if not isinstance(parsed, dict):
             raise BadRequest("request body must be a JSON object with a `query` (GraphQL over HTTP)")
         return parsed
-
-
-class _InParts(Exception):  # noqa: N818 - not an error: the answer, leaving Strawberry's path
-    def __init__(self, response: Response) -> None:
-        self.response = response
-
-
-# multipart/mixed as the incremental delivery RFC of GraphQL over HTTP frames it (boundary "-"),
-# and text/event-stream as graphql-sse does ("next" events, then "complete").
-_HEADERS: dict[incremental.Transport, dict[str, str]] = {
-    incremental.MULTIPART: {"Content-Type": f'multipart/mixed; boundary="-"; deferSpec={incremental.DEFER_SPEC}'},
-    incremental.SSE: {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-}
-_END: dict[incremental.Transport, bytes] = {
-    incremental.MULTIPART: b"\r\n-----\r\n",
-    incremental.SSE: b"event: complete\ndata:\n\n",
-}
-
-
-def _frame(transport: incremental.Transport, body: bytes) -> bytes:
-    if transport == incremental.SSE:
-        return b"event: next\ndata: " + body + b"\n\n"
-    return b"\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n" + body
-
-
-def _subsequent(
-    value: SubsequentIncrementalExecutionResult, paths: incremental.Paths, suggestions: bool
-) -> dict[str, Any]:
-    """A later part in the current format (ids, ``pending``/``completed``), each entry also with
-    the ``path`` and ``label`` the 2022 format reads; every error formatted as on the first part."""
-    paths.announce(value)  # an entry may belong to a fragment this same part announces
-
-    def errors(found: list[GraphQLError] | None) -> dict[str, Any]:
-        return {"errors": [format_error(e, suggestions=suggestions) for e in found]} if found else {}
-
-    out: dict[str, Any] = {"hasNext": value.has_next}
-    if value.pending:
-        out["pending"] = [p.formatted for p in value.pending]
-    if value.incremental:
-        out["incremental"] = [
-            {
-                **{k: v for k, v in entry.formatted.items() if k != "errors"},
-                **errors(entry.errors),
-                "path": paths.path(entry),
-                **({"label": label} if (label := paths.open.get(entry.id, ([], None))[1]) else {}),
-            }
-            for entry in value.incremental
-        ]
-    if value.completed:
-        out["completed"] = [{"id": c.id, **errors(c.errors)} for c in value.completed]
-    return out
-
-
-def _too_large(paths: incremental.Paths, limit: int, suggestions: bool) -> dict[str, Any]:
-    """The last part when the parts so far reach the response ceiling: every open fragment ends."""
-    message = (
-        f"the response is larger than {limit} bytes (EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES): "
-        "request fewer items or fields"
-    )
-    error = GraphQLError(message, extensions={"code": "RESPONSE_TOO_LARGE", "limit_bytes": limit})
-    completed = [{"id": i, "errors": [format_error(error, suggestions=suggestions)]} for i in paths.open]
-    return {"hasNext": False, "completed": completed}
 
 
 def _negotiated(request: Request, response: Response) -> Response:
