@@ -182,6 +182,13 @@ async def test_a_client_that_reads_no_parts_gets_one_complete_result(api: Api, c
     resp = await send(api, WORKSPACE_PAGE, {"id": ws["id"]}, None)
     assert resp.json()["data"]["workspace"]["packs"] == [{"id": pack["id"], "versionNumber": 1}]
 
+    # A mutation answers whole even to a client that reads parts (an Idempotency-Key stores the answer).
+    create = 'mutation { createWorkspace(input: {name: "deferred"}) { id ... @defer { name } } }'
+    for accept in (MULTIPART, SSE):
+        resp = await send(api, create, {}, accept)
+        assert resp.headers["content-type"].startswith("application/json"), resp.text
+        assert resp.json()["data"]["createWorkspace"]["name"] == "deferred"
+
     # Switched off: every client, whatever it accepts, gets the complete result.
     async with configured(graphql_incremental_delivery=False) as other:
         for accept in (MULTIPART, SSE):
