@@ -1,7 +1,7 @@
 """@defer and @stream (incremental delivery): who gets parts, and what the parts obey.
 
 A query using them is answered in parts only to a client that says it reads them (``Accept:
-multipart/mixed`` or ``text/event-stream``, schema/view.py frames them) and only while
+multipart/mixed`` or ``text/event-stream``; schema/parts_http.py frames them) and only while
 ``EVIDENCE_GRAPHQL_INCREMENTAL_DELIVERY`` is on. Anyone else gets one complete result: the
 directives are hints a service may ignore, and every client must be able to read an answer that
 did (the incremental delivery edits to the GraphQL spec, §3 "@defer"). Mutations always answer
