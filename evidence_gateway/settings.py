@@ -176,6 +176,9 @@ class Settings(BaseSettings):
     ws_max_subscriptions_per_address: int = Field(default=500, ge=1)
     # PACT / iLEAP exchange (docs/ileap.md): how long an access token from /auth/token is valid.
     pact_token_ttl_seconds: int = Field(default=3600, ge=60, le=86400)
+    # @defer/@stream answered incrementally (multipart/mixed or text/event-stream) to a client that
+    # asks for it; off, or to any other client, such a document answers one complete result.
+    graphql_incremental_delivery: bool = True
 
     @field_validator("webhook_retry_schedule")
     @classmethod

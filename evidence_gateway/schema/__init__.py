@@ -4,10 +4,11 @@ Subscription root (schema/subscriptions.py, served over WebSocket)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import strawberry
 from graphql import GraphQLError
+from graphql.execution import ExperimentalIncrementalExecutionResults
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
@@ -20,6 +21,7 @@ from evidence_gateway.schema import (
     enums,
     events,
     evidence,
+    incremental,
     keys,
     limits,
     nodes,
@@ -71,7 +73,7 @@ class EvidenceSchema(strawberry.Schema):
             context_value.execution_budget = budget
         try:
             async with budget.scope():
-                result = await super().execute(
+                result: Any = await super().execute(
                     query,
                     variable_values,
                     context_value,
@@ -80,13 +82,32 @@ class EvidenceSchema(strawberry.Schema):
                     allowed - {OperationType.SUBSCRIPTION},
                     operation_extensions,
                 )
+                if isinstance(result, ExperimentalIncrementalExecutionResults):
+                    # @defer/@stream (schema/incremental.py): in parts to a client reading them, a
+                    # query only; otherwise all its parts now, as one result, within the budget.
+                    # Strawberry logs no error of these: the first part's here, the others as they come.
+                    first_errors = list(result.initial_result.errors or ())
+                    log_unexpected(first_errors)
+                    if isinstance(context_value, GraphQLContext) and context_value.incremental and budget.reading:
+                        return self._in_parts(result, budget, context_value)
+                    result = await incremental.complete(result)
+                    log_unexpected(list(result.errors or ())[len(first_errors) :])
                 # Reads a failed field left running end before the answer, within the budget:
                 # past it they finish unawaited rather than be cut off (GraphQLContext.settle).
                 if isinstance(context_value, GraphQLContext):
                     await context_value.settle()
-                return result
+                return cast(ExecutionResult, result)
         except TimeoutError:
             return budget.exceeded()
+
+    @staticmethod
+    def _in_parts(
+        result: ExperimentalIncrementalExecutionResults, budget: ExecutionBudget, context: GraphQLContext
+    ) -> ExecutionResult:
+        """The parts after the first keep the query's deadline and settle its reads at the end.
+        Typed as Strawberry types ``execute``: its HTTP view streams this container."""
+        parts = incremental.within(result, budget.deadline(), budget.error, log_unexpected, context.settle)
+        return cast(ExecutionResult, parts)
 
     def get_extensions(self, sync: bool = False) -> list[SchemaExtension]:
         return with_tracing(super().get_extensions(sync))
@@ -106,7 +127,13 @@ def build_schema(**kwargs: Any) -> EvidenceSchema:
     kwargs.setdefault("execution_context_class", subscriptions.SharedEventExecution)
     # Wire formats shared with REST (schema/scalars.py); enum values in SCREAMING_SNAKE_CASE (schema/enums.py).
     kwargs.setdefault(
-        "config", StrawberryConfig(scalar_map=scalars.SCALARS, name_converter=enums.EvidenceNameConverter())
+        "config",
+        StrawberryConfig(
+            scalar_map=scalars.SCALARS,
+            name_converter=enums.EvidenceNameConverter(),
+            # @defer/@stream in the schema; who gets parts is the view's choice (schema/incremental.py).
+            enable_experimental_incremental_execution=True,
+        ),
     )
     return EvidenceSchema(query=Query, mutation=Mutation, subscription=subscriptions.Subscription, **kwargs)
 

@@ -21,6 +21,7 @@ class ExecutionBudget:
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
         self._timeout: asyncio.Timeout | None = None
+        self.reading = False  # the document runs a query (only a query may answer in parts)
 
     @asynccontextmanager
     async def scope(self) -> AsyncIterator[None]:
@@ -30,12 +31,21 @@ class ExecutionBudget:
 
     def reads_only(self) -> None:
         """The document runs a query: from now on it has ``seconds`` to finish."""
+        self.reading = True
         if self._timeout is not None and self.seconds is not None:
             self._timeout.reschedule(asyncio.get_running_loop().time() + self.seconds)
 
+    def deadline(self) -> float | None:
+        """When the query must have ended (the loop's clock): the parts @defer/@stream send
+        after the first keep it (schema/incremental.py)."""
+        return None if self._timeout is None else self._timeout.when()
+
     def exceeded(self) -> ExecutionResult:
+        return ExecutionResult(data=None, errors=[self.error()])
+
+    def error(self) -> GraphQLError:
         message = (
             f"the query ran longer than its budget of {self.seconds} s "
             "(EVIDENCE_GRAPHQL_EXECUTION_SECONDS): request fewer items or fields"
         )
-        return ExecutionResult(data=None, errors=[GraphQLError(message, extensions={"code": TIMEOUT})])
+        return GraphQLError(message, extensions={"code": TIMEOUT})

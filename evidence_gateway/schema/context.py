@@ -17,6 +17,7 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.idempotency import Claim
 from evidence_gateway.errors import Unauthenticated
 from evidence_gateway.schema.budget import ExecutionBudget
+from evidence_gateway.schema.incremental import Transport
 from evidence_gateway.settings import Settings
 from evidence_gateway.store.db import Database
 from evidence_gateway.web.request_id import request_id_of
@@ -81,6 +82,8 @@ class GraphQLContext:
     idempotency: Claim | None = None
     # Set per execution by the schema (schema/budget.py).
     execution_budget: ExecutionBudget | None = None
+    # The client reads @defer/@stream parts over this transport (schema/incremental.py); None: one result.
+    incremental: Transport | None = None
     _loaders: dict[Any, DataLoader[Any, Any]] = field(default_factory=dict)
     # DataLoader batches still reading (see ``settle``).
     _batches: set[asyncio.Task[Any]] = field(default_factory=set)

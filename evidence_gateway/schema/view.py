@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from cross_web import HTTPException as StrawberryHTTPException
 from cross_web import StarletteRequestAdapter
+from graphql.execution import ExperimentalIncrementalExecutionResults
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -24,7 +25,7 @@ from strawberry.types.unset import UNSET, UnsetType
 from evidence_gateway.auth import authenticate
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.errors import BadRequest, DomainError, RequestTimeout, Unauthenticated
-from evidence_gateway.schema import negotiation, persisted
+from evidence_gateway.schema import incremental, negotiation, parts_http, persisted
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import format_error, unauthenticated, within_budget
 from evidence_gateway.schema.idempotent import run_idempotent
@@ -120,6 +121,8 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
             response: Response = await run_idempotent(request, self.run)
             if response.media_type == "application/json":  # a GraphQL response, not the IDE page
                 response = _negotiated(request, response)
+        except parts_http.InParts as answered:
+            response = answered.response
         except persisted.DocumentRefused as exc:
             media_type = negotiation.response_media_type(request.headers.get("accept"))
             status = negotiation.status_for(media_type, request_error=True)
@@ -155,14 +158,39 @@ class EvidenceGraphQL(GraphQL[GraphQLContext, None]):
         request.state.sub_response = response
         request.state.authenticated = principal is not None
         request.state.org_id = principal.org_id if principal is not None else None
+        settings = state.settings
         return GraphQLContext(
             request=request,
             response=response,
             db=state.db,
-            settings=state.settings,
+            settings=settings,
             principal=principal,
             idempotency=getattr(request.state, "idempotency", None),
+            incremental=incremental.transport(request.headers.get("accept"))
+            if settings.graphql_incremental_delivery
+            else None,
         )
+
+    async def execute_single(  # noqa: PLR0917 - Strawberry's signature
+        self,
+        request: Any,
+        request_adapter: Any,
+        sub_response: Any,
+        context: Any,
+        root_value: Any,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """A query answered in parts leaves Strawberry's path here: its own framing (multipart
+        only) would pass the parts' errors on unmasked."""
+        result = await super().execute_single(request, request_adapter, sub_response, context, root_value, request_data)
+        if isinstance(result, ExperimentalIncrementalExecutionResults):
+            first = await self.process_result(request, result.initial_result)
+
+            def too_large(body: bytes) -> Response:
+                return _negotiated(request, Response(body, media_type="application/json"))
+
+            raise parts_http.InParts(await parts_http.response(request, result, first, context.incremental, too_large))
+        return result
 
     async def on_ws_connect(self, context: GraphQLContext) -> UnsetType | dict[str, object] | None:
         """connection_init: no organisation, no connection (4403 Forbidden)."""
