@@ -95,11 +95,11 @@ async def test_a_failed_nested_field_answers_only_after_its_siblings_stopped_rea
     reading: list[str] = []
     finished: list[str] = []
 
-    async def held(ctx: Any, relation: str, parents: list[Any], **page: Any) -> Any:
+    async def held(ctx: Any, relation: str, parents: list[Any], *args: Any, **page: Any) -> Any:
         if relation == "workspace.imports":  # refused, once the three siblings are reading
             await siblings_reading.wait()
             try:
-                return await real(ctx, relation, parents, **page)
+                return await real(ctx, relation, parents, *args, **page)
             finally:
                 refused.set()
         reading.append(relation)
@@ -107,19 +107,19 @@ async def test_a_failed_nested_field_answers_only_after_its_siblings_stopped_rea
             siblings_reading.set()
         await release.wait()
         try:
-            return await real(ctx, relation, parents, **page)  # refused as well: first: 101
+            return await real(ctx, relation, parents, *args, **page)  # refused as well: first: 101
         finally:
             finished.append(relation)
 
     monkeypatch.setattr(relay.connections, "nested", held)
     document = nested(1, 101)
     asking = asyncio.ensure_future(api.gql(document))
-    await refused.wait()
+    await asyncio.wait_for(refused.wait(), 60)  # bounded: a broken hook fails, never hangs
     for _ in range(500):  # turns of the loop, not time: the answer needs no I/O from here
         await asyncio.sleep(0)
     assert not asking.done(), "answered while sibling batches were still reading"
     release.set()
-    body = await asking
+    body = await asyncio.wait_for(asking, 60)
     assert gql_code(body) == "BAD_USER_INPUT", document
     assert sorted(finished) == ["workspace.calculation_runs", "workspace.evidence_items", "workspace.packs"]
 
