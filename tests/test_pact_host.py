@@ -23,8 +23,15 @@ from tests.conftest import Api
 from tests.method_helpers import run_rows
 
 ROWS = [
-    {"external_id": "SHP-1", "mode": "road", "distance_km": 120, "mass_tonnes": 2, "origin": "Leeds",
-     "destination": "Hull", "shipment_date": "2026-02-03"},  # fmt: skip
+    {
+        "external_id": "SHP-1",
+        "mode": "road",
+        "distance_km": 120,
+        "mass_tonnes": 2,
+        "origin": "Leeds",
+        "destination": "Hull",
+        "shipment_date": "2026-02-03",
+    },  # fmt: skip
     {"external_id": "SHP-1", "mode": "sea", "distance_km": 9000, "mass_tonnes": 2, "distance_type": "sfd"},
     {"external_id": "SHP-2", "mode": "air", "distance_km": 800, "mass_tonnes": 0.25},
     {"external_id": "SHP-3", "mode": "rail", "distance_km": 300, "mass_tonnes": 10},
