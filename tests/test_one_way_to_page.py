@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from evidence_gateway.resolvers import connections
+from evidence_gateway.rest_compat.openapi import document
+from evidence_gateway.rest_compat.openapi_routes import OPERATIONS
 from evidence_gateway.schema import relay
 from tests.conftest import Api, create_workspace, gql_code
 from tests.sqlcount import count_statements
@@ -228,3 +230,12 @@ async def test_rest_lists_answer_a_link_header(api: Api) -> None:
     links = _links(events)
     cursor = events.json()["pagination"]["next_cursor"]
     assert links["next"].endswith(f"after={cursor}") and "limit=2" in links["next"]
+
+
+def test_the_openapi_document_declares_the_link_header_of_every_paged_list() -> None:
+    paths = document()["paths"]
+    paged = [op for op in OPERATIONS if op.ok.shape == "page" or op.op_id == "listEvents"]
+    assert len(paged) >= 8
+    for op in paged:
+        headers = paths[op.path][op.method]["responses"]["200"].get("headers", {})
+        assert "Link" in headers, op.op_id

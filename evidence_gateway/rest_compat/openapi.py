@@ -26,6 +26,7 @@ from evidence_gateway.rest_compat.openapi_routes import (
     IDEMPOTENCY_KEY,
     IF_MATCH,
     IF_NONE_MATCH,
+    LINK,
     LINKS,
     LOCATION,
     OPERATIONS,
@@ -89,6 +90,12 @@ WRITE_ERRORS = (400, 409, 413, 415, 422)
 HEADERS: dict[str, dict[str, Any]] = {
     LOCATION: {"required": True, "schema": string("uri"), "description": "The created resource."},
     ETAG: {"required": True, "schema": string(), "description": "Strong tag for If-Match."},
+    LINK: {
+        "required": True,
+        "schema": string(),
+        "description": 'RFC 8288 links to the other pages, each keeping the request\'s filters: <url>; rel="first", '
+        '"prev", "next", "last" (the event log: "first" and "next").',
+    },
 }
 LEGACY_HEADERS: dict[str, dict[str, Any]] = {
     "Deprecation": {"description": "RFC 9745: this endpoint is deprecated.", "required": True, "schema": string()},
@@ -139,8 +146,10 @@ def operation(op: Op, bodies: dict[str, Schema]) -> dict[str, Any]:
     success: dict[str, Any] = {"description": ok.description}
     if ok.shape != "none":
         success["content"] = _json(answer_schema(ok))
-    if op.headers:
-        success["headers"] = {name: HEADERS[name] for name in op.headers}
+    # Every paged list answers a Link header beside its pagination body (rest_compat/http.py).
+    headers = (*op.headers, LINK) if ok.shape == "page" and LINK not in op.headers else op.headers
+    if headers:
+        success["headers"] = {name: HEADERS[name] for name in headers}
     responses: dict[str, Any] = {str(ok.status): success}
     for code in sorted(errors_of(op)):
         responses[str(code)] = {"$ref": f"#/components/responses/{ERRORS[code][0]}"}

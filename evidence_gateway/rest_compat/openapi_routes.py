@@ -132,7 +132,7 @@ WORKSPACE_FILTER: Param = {
     "schema": as_input(uuid_()),
     "description": "Only this workspace's items (unknown or another organisation's: 404).",
 }
-LOCATION, ETAG = "Location", "ETag"
+LOCATION, ETAG, LINK = "Location", "ETag", "Link"
 
 
 OPERATIONS: tuple[Op, ...] = (
@@ -200,7 +200,7 @@ OPERATIONS: tuple[Op, ...] = (
     # -- events and evidence -----------------------------------------------------------------
     Op("get", "/v2/events", "listEvents", "The organisation's event log after a cursor, oldest first", "events",
        Answer(200, rm.EventPage, "Events and the cursor to continue from.", "bare"),
-       (*EVENTS_QUERY, *list_parameters(EVENTS, sort=False)), errors=(422,),
+       (*EVENTS_QUERY, *list_parameters(EVENTS, sort=False)), errors=(422,), headers=(LINK,),
        extension=True),
     Op("get", "/v2/evidence-items", "listEvidenceItems", "List the organisation's evidence items, newest first",
        "evidence", Answer(200, rm.EvidenceItem, "One page of evidence items.", "page"),
