@@ -99,7 +99,7 @@ async def test_short_report_and_ileap_carry_the_hubs(api: Api) -> None:
     assert {h["hubType"] for h in hocs.values()} == {"Transshipment", "MaritimeContainerTerminal"}
     chain = next(f for f in doc["shipmentFootprints"] if f["shipmentId"] == "S-1")["tces"]
     port = chain[-1]
-    assert port["prevTceIds"] == [chain[-2]["tceId"]] and port["distance"] == {"actual": "0"}
+    assert port["prevTceIds"] == [chain[-2]["tceId"]] and port["distance"] == {"sfd": "0"}
     assert (port["co2eWTW"], port["co2eTTW"], port["mass"], port["transportActivity"]) == ("24.54", "0", "10000", "0")
     hoc = hocs[port["hocId"]]
     assert (hoc["co2eIntensityWTW"], hoc["hubActivityUnit"]) == ("2.454", "tonnes")
@@ -109,6 +109,50 @@ async def test_short_report_and_ileap_carry_the_hubs(api: Api) -> None:
     )  # fmt: skip
     alone = [f for f in doc["shipmentFootprints"] if f["shipmentId"].startswith("hub-")]
     assert len(alone) == 1 and hocs[alone[0]["tces"][0]["hocId"]]["co2eIntensityWTW"] == "0.6"
+
+
+async def test_hub_tces_sit_between_the_legs_whose_places_name_them(api: Api) -> None:
+    rows = [
+        {"external_id": "C-1", "mode": "road", "distance_km": 105, "mass_tonnes": 10, "origin": "Lyon DC",
+         "destination": "Antwerp Port"},
+        {"external_id": "C-1", "mode": "sea", "distance_km": 8000, "mass_tonnes": 10, "distance_type": "sfd",
+         "origin": "Antwerp Port", "destination": "Shanghai"},
+        {"external_id": "C-1", "mode": "road", "distance_km": 42, "mass_tonnes": 10, "origin": "Shanghai",
+         "destination": "Client"},
+    ]  # fmt: skip
+    hubs = [
+        # the quay between the road leg and the sea leg (the name compared without case and extra spaces)
+        {"external_id": "C-1", "name": " antwerp  port", "hub_type": "maritime_container_terminal",
+         "throughput_tonnes": 10, "electricity_kwh": 50, "electricity_country": "BE"},
+        # the warehouse the first leg leaves from: first in the chain
+        {"external_id": "C-1", "name": "Lyon DC", "hub_type": "warehouse", "throughput_tonnes": 10},
+        # a cross-dock no leg names: after the last leg
+        {"external_id": "C-1", "name": "Somewhere", "hub_type": "transshipment", "throughput_tonnes": 10},
+        # Shanghai named as destination and origin: placed once, after the sea leg
+        {"external_id": "C-1", "name": "Shanghai", "hub_type": "transshipment", "throughput_tonnes": 10},
+    ]  # fmt: skip
+    ws = await create_workspace(api)
+    body = {"source_row_count": len(rows), "shipments": rows, "hubs": hubs}
+    assert (await api.post(f"/api/v2/workspaces/{ws['id']}/imports", body)).status_code == 201
+    run = (await api.post(f"/api/v2/workspaces/{ws['id']}/calculate", {})).json()["data"]["calculation_run"]
+    doc = json.loads((await pack_files(api, ws["id"]))["ileap_shipment_footprints"])
+    validate(doc)  # the vendored iLEAP schemas, distance x mass and prevTceIds = the TCE before
+    (chain,) = [f["tces"] for f in doc["shipmentFootprints"]]
+    kinds = [("hub", t["co2eWTW"]) if "hocId" in t else ("leg", t["distance"]) for t in chain]
+    assert kinds == [
+        ("hub", "175"),  # 10 t x 17.5 kg/t
+        ("leg", {"sfd": "100"}),  # 105 km actual / 1.05
+        ("hub", "6.9055"),  # 50 kWh x 0.13811 (Ember BEL 2023)
+        ("leg", {"sfd": "8000"}),
+        ("hub", "6"),  # Shanghai, 10 t x 0.6 kg/t
+        ("leg", {"sfd": "40"}),
+        ("hub", "6"),  # Somewhere
+    ]
+    assert "prevTceIds" not in chain[0] and chain[1]["prevTceIds"] == [chain[0]["tceId"]]
+    assert chain[3]["prevTceIds"] == [chain[2]["tceId"]] and chain[2]["prevTceIds"] == [chain[1]["tceId"]]
+    # Placement moves no figure: the chain's hub emissions are the run's.
+    hub_wtw = sum(Decimal(t["co2eWTW"]) for t in chain if "hocId" in t)
+    assert hub_wtw == Decimal(repr(run["hubs_json"]["co2e_wtw_kg"])) == Decimal("193.9055")
 
 
 async def test_graphql_imports_hubs_and_reads_them_on_the_run(api: Api) -> None:

@@ -14,6 +14,7 @@ import csv
 import io
 import json
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -134,16 +135,37 @@ HOC = {
     "additionalProperties": False,
 }  # fmt: skip
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "q1-2026-import.json"
+VENDORED = Path(__file__).resolve().parent / "schemas" / "ileap"  # sine-fdn/impact-protocols (README there)
+
+
+@cache
+def vendored(name: str) -> jsonschema.Draft7Validator:
+    """The published iLEAP JSON Schema ``name``.json (ileap-data-model/schemas), byte for byte."""
+    schema = json.loads((VENDORED / f"{name}.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
 
 
 def validate(doc: dict[str, Any]) -> None:
     for footprint in doc["shipmentFootprints"]:
         jsonschema.validate(footprint, SHIPMENT_FOOTPRINT)
+        vendored("shipment-footprint").validate(footprint)
     for toc in doc["tocs"]:
         jsonschema.validate(toc, TOC)
+        vendored("toc").validate(toc)
     for hoc in doc.get("hocs", []):
         jsonschema.validate(hoc, HOC)
+        vendored("hoc").validate(hoc)
     tces = [tce for f in doc["shipmentFootprints"] for tce in f["tces"]]
+    for tce in tces:
+        # The MUST rule: transportActivity = distance x mass (t·km), exactly, on the ISO activity basis.
+        ((kind, km),) = tce["distance"].items()
+        assert kind in ("sfd", "gcd"), tce
+        assert Decimal(tce["transportActivity"]) == Decimal(km) * Decimal(tce["mass"]) / 1000, tce
+    ids = [tce["tceId"] for tce in tces]
+    assert len(ids) == len(set(ids))
+    for f in doc["shipmentFootprints"]:  # prevTceIds name the TCE just before, within the shipment
+        own = [t["tceId"] for t in f["tces"]]
+        assert all(t.get("prevTceIds") == [own[n - 1]] if n else "prevTceIds" not in t for n, t in enumerate(f["tces"]))
     assert {tce["tocId"] for tce in tces if "tocId" in tce} == {t["tocId"] for t in doc["tocs"]}
     assert {tce["hocId"] for tce in tces if "hocId" in tce} == {h["hocId"] for h in doc.get("hocs", [])}
     assert all(("tocId" in tce) != ("hocId" in tce) for tce in tces)  # exactly one of them

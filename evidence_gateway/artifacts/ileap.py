@@ -7,7 +7,9 @@ co2eTTW in kg per TCE. A TOC is per TEU-km where its rows give a TEU count, else
 names its mode, category, carrier, intensities, unit, source and factor version (a hash), so it is
 never reused for other intensities. Rows that share an ``external_id`` are the legs (TCEs) of one shipment,
 in import order, each pointing at the one before (``prevTceIds``); a row without one is a
-shipment of its own. Excluded rows have no emissions to exchange and are only counted.
+shipment of its own. A hub row's TCE sits between the legs of its shipment where a leg's
+destination (or the next leg's origin) is the hub's name (ileap_hubs.HubChain). Excluded rows have
+no emissions to exchange and are only counted.
 docs/packs.md describes the document.
 """
 
@@ -106,6 +108,10 @@ class _Shipment:
     mass_kg: Decimal
     tces: bytearray = field(default_factory=bytearray)
     last_tce_id: str | None = None
+
+    def add(self, tce: dict[str, Any]) -> None:
+        self.tces += b"," + orjson.dumps(tce) if self.tces else orjson.dumps(tce)
+        self.last_tce_id = tce["tceId"]
 
 
 def _d(value: float) -> Decimal:
@@ -248,6 +254,9 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     shipments: dict[str, _Shipment] = {}
     tocs: dict[tuple[Any, ...], _Toc] = {}
     nonce = uuid.uuid4().hex  # TCEs name their TOC by a placeholder until its intensity is known
+    hubs = ileap_hubs.HubChain(
+        data.run.hubs.get("items") or [], version, data.run.hubs.get("default_source"), fuel_factors, ENERGY_CARRIER
+    )
     excluded = 0
     for line in rows:
         if not line.included or line.mode is None:
@@ -273,12 +282,12 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
         if line.data_category == "primary" and line.fuel_amount is not None:
             allocated = _d(line.fuel_amount) * _d(line.allocation_share if line.allocation_share is not None else 1.0)
             toc.fuel_used = (toc.fuel_used or Decimal(0)) + allocated
-        tce = _tce(line, key, toc.placeholder, shipment.last_tce_id)
-        shipment.tces += b"," + orjson.dumps(tce) if shipment.tces else orjson.dumps(tce)
-        shipment.last_tce_id = tce["tceId"]
+        _hub_at(hubs, shipment, line.origin)  # a hub the leg starts from, not yet after the leg before
+        shipment.add(_tce(line, key, toc.placeholder, shipment.last_tce_id))
+        _hub_at(hubs, shipment, line.destination)
     ids = {t.placeholder.encode(): t.toc_id(version).encode() for t in tocs.values()}
     placeholder = re.compile(re.escape(nonce).encode() + rb"-\d+")
-    hocs = _hubs(data, shipments, version, fuel_factors)
+    hocs = _hubs(hubs, shipments)
     quality = data.quality
     head = {
         "format": FORMAT,
@@ -301,22 +310,20 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     out.write(b'],"tocs":' + orjson.dumps(toc_list) + b',"hocs":' + orjson.dumps(hocs) + b"}")
 
 
-def _hubs(
-    data: PackData, shipments: dict[str, _Shipment], version: str, factors: dict[str, FactorInfo]
-) -> list[dict[str, Any]]:
-    """Hub TCEs appended to their shipments (or shipments of their own); the HOCs, by id."""
-    hocs: dict[str, dict[str, Any]] = {}
-    source = data.run.hubs.get("default_source")
-    for item in data.run.hubs.get("items") or []:
-        if not item.get("included"):
-            continue
-        doc = ileap_hubs.hoc(item, version, source if item["basis"] == "default" else None, factors, ENERGY_CARRIER)
-        hocs.setdefault(doc["hocId"], doc)
+def _hub_at(hubs: ileap_hubs.HubChain, shipment: _Shipment, place: str | None) -> None:
+    """The hub of this shipment that ``place`` names, as the chain's next TCE (if there is one)."""
+    found = hubs.take(shipment.shipment_id, place)
+    if found is not None:
+        item, hoc_id = found
+        shipment.add(ileap_hubs.tce(item, hoc_id, shipment.shipment_id, shipment.last_tce_id))
+
+
+def _hubs(hubs: ileap_hubs.HubChain, shipments: dict[str, _Shipment]) -> list[dict[str, Any]]:
+    """Hub TCEs no leg placed: after the last leg of their shipment (or a shipment of their own); the HOCs, by id."""
+    for item, hoc_id in hubs.rest():
         key = item.get("external_id") or f"hub-{item['hub_id']}"
         shipment = shipments.get(key)
         if shipment is None:
             shipment = shipments[key] = _Shipment(key, _d(item["throughput_tonnes"]) * _KG)
-        tce = ileap_hubs.tce(item, doc["hocId"], key, shipment.last_tce_id)
-        shipment.tces += b"," + orjson.dumps(tce) if shipment.tces else orjson.dumps(tce)
-        shipment.last_tce_id = tce["tceId"]
-    return [hocs[k] for k in sorted(hocs)]
+        shipment.add(ileap_hubs.tce(item, hoc_id, key, shipment.last_tce_id))
+    return [hubs.hocs[k] for k in sorted(hubs.hocs)]

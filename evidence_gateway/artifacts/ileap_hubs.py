@@ -1,15 +1,19 @@
 """The hub part of the iLEAP file: a hub TCE per calculated hub row and the HOCs they reference.
 
-A hub TCE has no distance of its own (``{"actual": "0"}``, transport activity 0) and names its HOC
-(``hocId``); it joins the shipment whose ``external_id`` the hub row gives, after its last leg, or
-else forms a shipment of its own. HOC intensities are kg CO2e per tonne handled
-(``hubActivityUnit`` ``tonnes``); the HOC id is a hash of type, temperature, basis, intensities,
-carriers, source and factor version, as TOC ids are.
+A hub TCE has no distance of its own (``{"sfd": "0"}``, transport activity 0 = 0 km x mass) and
+names its HOC (``hocId``). It joins the shipment whose ``external_id`` the hub row gives, at the
+place its ``name`` names (``HubChain``): after the leg whose destination is that name, else before
+the leg whose origin is (the hub then sits between two legs, as ISO 14083 / GLEC chains place hub
+operations); without such a leg after the shipment's last leg; without an ``external_id`` it forms a
+shipment of its own. HOC intensities are kg CO2e per tonne handled (``hubActivityUnit`` ``tonnes``);
+the HOC id is a hash of type, temperature, basis, intensities, carriers, source and factor version,
+as TOC ids are.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -90,6 +94,11 @@ def hoc(
             f"Default intensity ({source}); the source publishes WTW only, so co2eIntensityTTW is the WTW value "
             "(conservative), and no energy mix: the Electric carrier stands for it, without consumption."
         )
+    if item["hub_type"] == "maritime_container_terminal" and item["basis"] == "default":
+        comment += (
+            " The source's container-terminal default is applied per tonne handled; its unit was not re-checked "
+            "against the published table (terminal operators report per TEU), see the methodology statement."
+        )
     if item["hub_type"] == "airport_terminal":
         comment += " Airport cargo terminal, stated as Transshipment (iLEAP has no airport hub type)."
     return {
@@ -111,7 +120,7 @@ def tce(item: dict[str, Any], hoc_id: str, shipment_id: str, previous: str | Non
         "hocId": hoc_id,
         "shipmentId": shipment_id,
         "mass": decimal_string(_d(item["throughput_tonnes"]) * _KG),
-        "distance": {"actual": "0"},
+        "distance": {"sfd": "0"},  # no distance of its own; 0 on the ISO activity basis
         "transportActivity": "0",
         "co2eWTW": decimal_string(_d(item["co2e_wtw_kg"])),
         "co2eTTW": decimal_string(_d(item["co2e_ttw_kg"])),
@@ -119,3 +128,50 @@ def tce(item: dict[str, Any], hoc_id: str, shipment_id: str, previous: str | Non
     if previous is not None:
         doc["prevTceIds"] = [previous]
     return doc
+
+
+def place_key(text: str | None) -> str | None:
+    """A place name as compared: whitespace collapsed, case folded; None when empty."""
+    key = " ".join((text or "").split()).casefold()
+    return key or None
+
+
+class HubChain:
+    """The run's calculated hub rows, each with its HOC, waiting for their place in a chain.
+
+    ``take(shipment, place)`` hands out the first hub row of that shipment (its ``external_id``)
+    whose ``name`` is the place (a leg's destination or origin), once; ``rest()`` the ones no leg
+    named, in row order.
+    """
+
+    def __init__(
+        self, items: Iterable[dict[str, Any]], version: str, source: str | None,
+        factors: dict[str, FactorInfo], ec: dict[str, str],
+    ) -> None:  # fmt: skip
+        self.hocs: dict[str, dict[str, Any]] = {}
+        self._order: list[tuple[dict[str, Any], str]] = []
+        self._named: dict[str, list[tuple[str, int]]] = {}
+        self._placed: set[int] = set()
+        for item in items:
+            if not item.get("included"):
+                continue
+            doc = hoc(item, version, source if item["basis"] == "default" else None, factors, ec)
+            self.hocs.setdefault(doc["hocId"], doc)
+            place = place_key(item.get("name"))
+            if item.get("external_id") and place is not None:
+                self._named.setdefault(item["external_id"], []).append((place, len(self._order)))
+            self._order.append((item, doc["hocId"]))
+
+    def take(self, shipment_id: str, place: str | None) -> tuple[dict[str, Any], str] | None:
+        candidates = self._named.get(shipment_id)
+        key = place_key(place)
+        if not candidates or key is None:
+            return None
+        for name, n in candidates:
+            if name == key and n not in self._placed:
+                self._placed.add(n)
+                return self._order[n]
+        return None
+
+    def rest(self) -> list[tuple[dict[str, Any], str]]:
+        return [entry for n, entry in enumerate(self._order) if n not in self._placed]
