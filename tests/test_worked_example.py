@@ -102,3 +102,35 @@ async def test_worked_example_is_recomputed_independently(api: Api) -> None:
     # the figures docs/methodology.md prints: sea 21.83 and overall 38.83 g WTW per SFD/GCD tonne-km
     assert (expected["sea"]["wtw"] * 1000 / expected["sea"]["tkm"]).quantize(Decimal("0.01")) == Decimal("21.83")
     assert (total["wtw"] * 1000 / total["tkm"]).quantize(Decimal("0.01")) == Decimal("38.83")
+
+
+def test_the_docs_print_the_recomputed_figures() -> None:
+    """docs/methodology.md's worked example: its table adds up, and its totals and intensities are the
+    independent recomputation's (a doc that drifts from the rows fails here, with no server)."""
+    body = json.loads((ROOT / "examples" / "q1-2026-import.json").read_text())
+    expected = recompute(body["shipments"])
+    doc = (ROOT / "docs" / "methodology.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Worked example") : doc.index("## Performance")]
+    flat = " ".join(section.split())
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    cells = [[c.strip().strip("*").replace(",", "") for c in line.strip("|").split("|")] for line in table]
+    *groups, total = [c for c in cells if c[0].isdigit()]
+    number = Decimal  # activity t·km, TTW kg, WTW kg are columns 2, 4, 5
+    assert sum(int(g[0]) for g in groups) == int(total[0]) == 293
+    for col, key in ((2, "tkm"), (4, "ttw"), (5, "wtw")):
+        assert number(total[col]) == expected["all"][key], key
+        # kg are exact on 6 decimals; a group's t·km is printed rounded to 6 decimals (the total exactly)
+        slack = Decimal("0.0000005") * len(groups) if key == "tkm" else 0
+        assert abs(sum(number(g[col]) for g in groups) - number(total[col])) <= slack, key
+    g = Decimal("0.01")
+    assert number(total[6]) == (expected["all"]["wtw"] * 1000 / expected["all"]["tkm"]).quantize(g)
+    names = {"road": "road", "rail": "rail", "sea": "sea", "air": "air", "inland_waterway": "inland waterway"}
+    for mode, name in names.items():
+        intensity = (expected[mode]["wtw"] * 1000 / expected[mode]["tkm"]).quantize(g)
+        assert f"{name} {intensity}" in flat, mode
+    ttw = (expected["all"]["ttw"] * 1000 / expected["all"]["tkm"]).quantize(g)
+    assert f"TTW overall {ttw}" in flat
+    # the API's answers as the docs print them (totals on 6 decimals, as the run stores them)
+    wtw, ttw_kg = expected["all"]["wtw"].normalize(), expected["all"]["ttw"].normalize()
+    assert f"`total_co2e_wtw_kg` {wtw}" in flat and f"`total_co2e_ttw_kg` {ttw_kg}" in flat
+    assert f"`total_tonne_km` {expected['all']['tkm'].quantize(Q6)}" in flat
