@@ -49,6 +49,10 @@ async def test_pdf_and_statement_carry_every_element_of_the_short_report(api: Ap
         assert "g_O,TC (TTW)" in text and ttw in text
         # Distance type per mode, hub omission declared with its reason, GWP set, infrastructure.
         assert "SFD (1)" in text and "GCD (1)" in text and "ACTUAL (2)" in text
+        # The activity distance per mode (ISO 14083: SFD, air GCD) and the conversions the run used.
+        assert "on the ISO 14083 activity basis only" in text and "GCD = actual - 95 km" in text
+        assert "inland waterway 1.00, rail 1.00, road 1.05, sea 1.15" in text
+        assert "divided by 1.08" not in text and "x 1.05 road, rail" not in text
         assert "Declared omission: the import held no hub rows" in text
         assert "AR5" in text and "100-year" in text
         assert "energy-provision infrastructure" in text and "not included" in text
@@ -59,6 +63,8 @@ async def test_pdf_and_statement_carry_every_element_of_the_short_report(api: Ap
         assert "radiative forcing" in text and "1 row(s) without mode" in text
     # Diesel: 2.57082 kg/l over 0.832 kg/l x 43.1 MJ/kg = 71.69 g/MJ TTW; 3.18183 -> 88.73 WTW.
     assert "| diesel | 1 | 43.1 | 0.832 | 71.69 | 88.73 |" in md
+    # per mode: activity distance, then the distance types the rows gave (air, sea, road)
+    assert "| GCD | GCD (1) |" in md and "| SFD | SFD (1) |" in md and "| SFD | ACTUAL (2) |" in md
     # One table of data categories (its header repeats on a page break): the contract tiers are no
     # longer printed beside them, and each category has one line.
     assert "Primary / secondary data" not in pdf

@@ -85,17 +85,43 @@ def overall(data: PackData) -> list[list[str]]:
 
 
 def by_mode(data: PackData, tally: Tally) -> list[list[str]]:
-    table = [["Mode", "WTW kg", "TTW kg", "t·km", "WTW g/t·km", "TTW g/t·km", "Distance type (rows)"]]
+    basis = data.run.iso14083.get("activity_distance_basis") or {}
+    table = [
+        ["Mode", "WTW kg", "TTW kg", "t·km", "WTW g/t·km", "TTW g/t·km", "Activity distance",
+         "Distance types given (rows)"]
+    ]  # fmt: skip
     for mode, t in sorted(data.run.totals_by_mode.items()):
         wtw, ttw, tkm = t.get("co2e_wtw_kg"), t.get("co2e_ttw_kg"), t.get("tonne_km")
         types = ", ".join(f"{k.upper()} ({n})" for k, n in sorted(tally.distance.get(mode, {}).items()))
         table.append(
             [
                 mode, number(wtw), number(ttw), number(tkm), _g_per_tkm(wtw, tkm), _g_per_tkm(ttw, tkm),
-                types or "n/a",
+                str(basis[mode]).upper() if mode in basis else "as given", types or "n/a",
             ]
         )  # fmt: skip
     return table
+
+
+def activity_basis(data: PackData) -> str:
+    """How the t·km and intensities are measured: the ISO 14083 activity distance and the conversions
+    the run used (read from the run, so a run calculated under other rules states its own)."""
+    iso = data.run.iso14083
+    daf = iso.get("distance_adjustment_factors") or {}
+    if not iso.get("activity_distance_basis"):
+        return (
+            "Transport activity is the mass times the distance of each row on its emission factor's basis; "
+            "the distance type given per row and its adjustment are listed in the methodology statement."
+        )
+    factors = ", ".join(f"{mode.replace('_', ' ')} {value}" for mode, value in sorted(daf.items()))
+    return (
+        "Transport activity (t·km) and every intensity are on the ISO 14083 activity basis only: the shortest "
+        "feasible distance (SFD) for surface modes, the great-circle distance (GCD) for air, times the mass; "
+        f"no other distance is mixed in. An actual distance is converted as SFD = actual / DAF ({factors}; "
+        "GLEC Framework v3, CLECAT/UBA Guide to ISO 14083) and, for air, GCD = actual - "
+        f"{iso.get('air_gcd_correction_km', '95')} km. Emissions stay on the basis of the intensity used "
+        "(DESNZ default intensities are per actual t·km on surface modes and per GCD t·km for air; a carrier "
+        "intensity on the basis it declares)."
+    )
 
 
 def categories(data: PackData) -> list[list[str]]:
@@ -242,12 +268,7 @@ def build(data: PackData, tally: Tally) -> list[Block]:
         ("table", overall(data)),
         ("h", "Results per mode and distance type"),
         ("table", by_mode(data, tally)),
-        (
-            "p",
-            "Transport activity is the mass times the activity distance of each row; the distance type given "
-            "per row (actual, SFD shortest feasible distance, GCD great-circle distance) and its adjustment are "
-            "listed in the methodology statement.",
-        ),
+        ("p", activity_basis(data)),
         ("h", "Hub activity"),
         *hub_section(data),
         ("h", "Data categories"),

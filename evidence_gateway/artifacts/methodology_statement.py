@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from evidence_gateway.artifacts import iso_report
 from evidence_gateway.artifacts.data import PackData, Rows
@@ -22,15 +22,36 @@ _CATEGORIES = (
     ("secondary, default", "published mode default intensity (TTW and WTT) x tonne-km; also fuel rows that carry "
      "no allocation data"),
 )  # fmt: skip
-_DISTANCES = (
+# Runs calculated before the ISO 14083 activity basis (their iso14083_json names no basis).
+_LEGACY_DISTANCES = (
     ("actual", "used as given (air: divided by 1.08, the uplift DESNZ builds into its per-great-circle factors)"),
     ("sfd", "x 1.05 road, rail, inland waterway; x 1.15 sea (GLEC distance adjustment); air: as a great circle"),
     ("gcd", "air: as given; surface modes: adjusted like an SFD and reported (gcd_surface_mode)"),
 )
 
 
+def _distances(summary: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """The distance rules the run used, from its own iso14083_json."""
+    if not summary.get("activity_distance_basis"):
+        return "tonne-km = distance on the factor's basis x mass", list(_LEGACY_DISTANCES)
+    factors = summary.get("distance_adjustment_factors") or {}
+    daf = ", ".join(f"{m.replace('_', ' ')} {v}" for m, v in sorted(factors.items()))
+    air = summary.get("air_gcd_correction_km", "95")
+    return (
+        "tonne-km = the ISO 14083 activity distance (SFD for surface modes, GCD for air) x mass",
+        [
+            ("actual", f"surface: SFD = actual / DAF ({daf}), 6 decimals; air: GCD = actual - {air} km (a flight "
+             f"of {air} km or less is taken as the GCD and flagged air_actual_too_short)"),
+            ("sfd", "the activity distance as given; emissions on a per-actual-km intensity use SFD x DAF"),
+            ("gcd", "air: the activity distance as given (the DESNZ air intensity is per GCD); surface modes: taken "
+             "as the SFD and reported (gcd_surface_mode)"),
+        ],
+    )  # fmt: skip
+
+
 def build(data: PackData, rows: Rows = ()) -> str:
     ws, run, m = data.workspace, data.run, data.methodology
+    activity, distances = _distances(run.iso14083)
     parts = [
         f"# Methodology statement: {ws.name}\n",
         f"- Reporting period: {period(ws.reporting_period_start, ws.reporting_period_end)}",
@@ -38,12 +59,12 @@ def build(data: PackData, rows: Rows = ()) -> str:
         f"- Rerun hash: `{run.rerun_hash or 'n/a'}`\n",
         "## Standard\n",
         "Emissions follow ISO 14083:2023 and the GLEC Framework v3: each shipment's transport activity "
-        "(tonne-km = distance on the factor's basis x mass) times an emission intensity, or the fuel or "
+        f"({activity}) times an emission intensity, or the fuel or "
         "energy actually used, allocated to the shipment, times a fuel factor. Every result carries TTW, "
         "WTT and WTW (= TTW + WTT); the profile picks the headline. Data categories, best first:\n",
         md_table(["ISO 14083 data category", "Method"], _CATEGORIES),
         "Distance types and the distance adjustment (activity and intensity on the same basis):\n",
-        md_table(["Distance type", "Adjustment"], _DISTANCES),
+        md_table(["Distance type given", "Activity distance and adjustment"], distances),
         "Rows missing mode, distance or mass are excluded from the totals and estimated with the mode's "
         "default factors (missing measures: the mean of the included rows of that mode); the estimate is "
         "reported in the quality report. Rows dated outside the reporting period stay in and are flagged.\n",
