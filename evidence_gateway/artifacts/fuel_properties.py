@@ -28,12 +28,14 @@ class FuelProperties(NamedTuple):
 
 
 D = Decimal
+# The factor is per litre of the blend; EN 16258's LHV and density here are the fossil fuel's.
+_FOSSIL = "LHV and density of the fossil fuel (APPROXIMATION: the blend's LHV is slightly lower)"
 FUEL_PROPERTIES: dict[str, FuelProperties] = {
     "diesel": FuelProperties(
-        D("43.1"), D("0.832"), "UK average biofuel blend (DESNZ 'average biofuel blend')", EN16258
+        D("43.1"), D("0.832"), f"UK average biofuel blend (DESNZ 'average biofuel blend'); {_FOSSIL}", EN16258
     ),
     "petrol": FuelProperties(
-        D("43.2"), D("0.745"), "UK average biofuel blend (DESNZ 'average biofuel blend')", EN16258
+        D("43.2"), D("0.745"), f"UK average biofuel blend (DESNZ 'average biofuel blend'); {_FOSSIL}", EN16258
     ),
     "hvo": FuelProperties(D("44.0"), D("0.780"), "100 % HVO (biogenic CO2 counted as zero)", GLEC_V3),
     "cng": FuelProperties(D("45.1"), None, "fossil natural gas, no blend", EN16258),
@@ -41,7 +43,9 @@ FUEL_PROPERTIES: dict[str, FuelProperties] = {
     "hfo": FuelProperties(D("40.5"), D("0.970"), "fossil, no blend", EN16258),
     "mgo": FuelProperties(D("43.0"), D("0.890"), "fossil, no blend", EN16258),
     "jet_kerosene": FuelProperties(D("44.1"), D("0.800"), "fossil, no blend", EN16258),
-    "electricity": FuelProperties(None, None, "grid mix (location-based)", "1 kWh = 3.6 MJ"),
+    "electricity": FuelProperties(
+        None, None, "grid mix (location-based); the GB row shown, other grids in the factor table", "1 kWh = 3.6 MJ"
+    ),
 }
 
 
