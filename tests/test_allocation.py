@@ -71,6 +71,20 @@ async def test_excluded_rows_are_estimated_and_reported(api: Api) -> None:
     assert "375.66" in files["quality_report"].decode()
 
 
+async def test_an_excluded_rows_estimate_reads_its_own_distance_type(api: Api) -> None:
+    rows = [
+        {"mode": "sea", "distance_km": 1000, "mass_tonnes": 10, "distance_type": "sfd"},
+        # no mass (mean 10 t): its 1,000 km are an SFD, so DESNZ's per-sailed-km factor applies to
+        # 1,000 x 1.15 x 10 = 11,500 t·km; read as actual it would be 10,000 (197.70 kg)
+        {"mode": "sea", "distance_km": 1000, "distance_type": "sfd"},
+    ]
+    _, data = await run_rows(api, rows)
+    run = data["calculation_run"]
+    assert run["excluded_co2e_kg"] == 227.355  # 11,500 x 19.77 g
+    excluded = run["iso14083_json"]["excluded"]
+    assert (excluded["co2e_ttw_kg"], excluded["tonne_km"]) == (185.38, 10000.0)  # 11,500 x 16.12 g; SFD t·km
+
+
 @pytest.mark.parametrize(
     ("extra", "field"),
     [
