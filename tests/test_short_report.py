@@ -68,6 +68,7 @@ async def test_pdf_and_statement_carry_every_element_of_the_short_report(api: Ap
     # One table of data categories (its header repeats on a page break): the contract tiers are no
     # longer printed beside them, and each category has one line.
     assert "Primary / secondary data" not in pdf
+    assert "Total tonne-km (SFD, air GCD)" in pdf  # the summary's totals say their basis too
     assert pdf.count("Primary data (fuel or energy used, allocated)") == 1
     assert "Secondary data, modelled (carrier intensity)" in pdf
 

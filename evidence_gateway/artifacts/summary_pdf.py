@@ -123,14 +123,16 @@ def render(data: PackData, rows: Rows, out: BinaryIO) -> None:
     story.append(Spacer(1, 4 * mm))
 
     story.append(_p("Totals", s["h2"]))
+    # Runs on the ISO 14083 activity basis say so; earlier runs' tonne-km were on the factors' basis.
+    basis = " (SFD, air GCD)" if run.iso14083.get("activity_distance_basis") else ""
     totals = [
         ["Total CO2e (kg)", number(run.total_co2e_kg)],
         ["Total CO2e (t)", number(None if run.total_co2e_kg is None else run.total_co2e_kg / 1000.0)],
-        ["Total tonne-km", number(run.total_tonne_km)],
+        [f"Total tonne-km{basis}", number(run.total_tonne_km)],
         ["Shipments calculated", str(run.shipment_count)],
     ]
     story += [_table(totals, s["body"], [45 * mm, 60 * mm], header=False), Spacer(1, 3 * mm)]
-    by_mode = [["Mode", "CO2e (kg)", "Tonne-km", "Shipments"]]
+    by_mode = [["Mode", "CO2e (kg)", f"Tonne-km{basis}", "Shipments"]]
     for mode, t in sorted(run.totals_by_mode.items()):
         by_mode.append([mode, number(t.get("co2e_kg")), number(t.get("tonne_km")), str(t.get("shipment_count", ""))])
     if len(by_mode) == 1:
