@@ -23,6 +23,7 @@ from evidence_gateway.schema import (
     evidence,
     incremental,
     keys,
+    legacy_reports,
     limits,
     nodes,
     packs,
@@ -41,7 +42,20 @@ from evidence_gateway.schema.rate_limit import GraphQLCost
 from evidence_gateway.web.observability.graphql import OperationRecorder, with_tracing
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes, keys, tlog, sharing)
+_DOMAINS = (
+    workspaces,
+    calculations,
+    legacy_reports,
+    packs,
+    evidence,
+    webhooks,
+    webhook_endpoints,
+    events,
+    nodes,
+    keys,
+    tlog,
+    sharing,
+)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (
