@@ -33,7 +33,9 @@ class GraphQLCost(SchemaExtension):
         request = getattr(context.context, "request", None)
         budget = budget_of(request.scope) if request is not None else None
         if budget is not None and context.graphql_document is not None:
-            cost = operation_cost(context.schema._schema, context.graphql_document, context.operation_name)
+            cost = operation_cost(
+                context.schema._schema, context.graphql_document, context.operation_name, context.variables
+            )
             policy = budget.limiter.policies.graphql
             self.verdict = await budget.limiter.hit(policy, budget.identity, cost=cost)
             if self.verdict is not None:
