@@ -1,11 +1,16 @@
 """Trigram indexes for the lists' ``*_contains`` filters (PostgreSQL only).
 
-A ``name_contains`` / ``title_contains`` filter is ``lower(column) LIKE '%text%'``
-(store/list_filters.py): no B-tree serves a substring, so without help the database reads the
-ordered index until a page matches, which for a rare text is most of the organisation's rows
-(bench/list_filters.py). pg_trgm's GIN operator class serves exactly that expression: the
-matching rows come from the index, then the page is sorted. Migration 0021_list_filters_more
-creates them on a migrated database and ``create_trigram_indexes`` on one built from the models.
+A ``name_contains`` / ``title_contains`` filter is ``column ILIKE '%text%'`` on PostgreSQL
+(``lower(column) LIKE`` on SQLite; store/list_filters.py): no B-tree serves a substring, so
+without help the database reads the ordered index until a page matches, which for a rare text
+is most of the organisation's rows (bench/list_filters.py). pg_trgm's GIN operator class on the
+column serves ILIKE: the matching rows come from the index, then the page is sorted. Migration
+0021_list_filters_more creates them on a migrated database, ``create_trigram_indexes`` on one
+built from the models.
+
+``fastupdate = off``: these tables take a row per request, not bulk loads, so each insert goes
+into the index at once rather than into a pending list that every search would read linearly
+until autovacuum merges it.
 
 Optional by design: the extension may be missing or not creatable by the application's role.
 Then nothing is created, a line is logged, and the filters answer the same rows, only slower.
@@ -46,7 +51,9 @@ def create_trigram_indexes(conn: Connection) -> bool:
         log.warning("pg_trgm is not available (%s): substring filters work without their index", exc.orig)
         return False
     for name, table, column in TRIGRAM_INDEXES:
-        conn.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING gin (lower({column}) gin_trgm_ops)")
+        conn.exec_driver_sql(
+            f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING gin ({column} gin_trgm_ops) WITH (fastupdate = off)"
+        )
     return True
 
 
