@@ -216,3 +216,20 @@ async def test_the_rest_event_log_reads_newest_first_on_request(api: Api) -> Non
     assert (await api.get("/api/v2/events", params={"sort": "sequence"})).json()["data"] == oldest
     resp = await api.get("/api/v2/events", params={"sort": "-occurred_at"})
     assert resp.status_code == 422 and list(error_body(resp)["details"]["fields"]) == ["sort"]
+
+
+def test_every_connection_takes_filter_and_order_by() -> None:
+    """ "Filters and ordering on every list": each field answering a connection, top-level or
+    nested, takes ``filter`` and ``orderBy`` (a new connection without them fails here)."""
+    from graphql import GraphQLObjectType, get_named_type
+
+    from evidence_gateway.schema import schema
+
+    missing = [
+        f"{owner.name}.{name}"
+        for owner in schema._schema.type_map.values()
+        if isinstance(owner, GraphQLObjectType) and not owner.name.startswith("__")
+        for name, field in owner.fields.items()
+        if get_named_type(field.type).name.endswith("Connection") and not {"filter", "orderBy"} <= set(field.args)
+    ]
+    assert missing == []
