@@ -183,6 +183,8 @@ async def test_a_page_size_variable_costs_its_value(api: Api) -> None:
     assert _cost(await api.gql(by_variable % "", {"n": 100})) == literal[100]
     assert _cost(await api.gql(by_variable % " = 7")) == literal[7]
     assert _cost(await api.gql(by_variable % "", {})) == _cost(await api.gql(page.replace("(first: %s)", "")))
+    # A value no Int can hold is the variable's error, not a cost.
+    assert gql_code(await api.gql(by_variable % "", {"n": 2**40})) == "BAD_USER_INPUT"
 
 
 async def test_variables_that_put_a_document_over_the_ceiling_are_refused(

@@ -125,8 +125,8 @@ def variable_sizes(operation: OperationDefinitionNode, variables: Mapping[str, A
             value = given[name]
             if value is None:
                 sizes[name] = None
-            elif isinstance(value, int) and not isinstance(value, bool):
-                sizes[name] = value
+            elif isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+                sizes[name] = value  # a GraphQL Int; anything else fails the variable's coercion
             else:
                 sizes[name] = UNKNOWN
         elif isinstance(definition.default_value, IntValueNode):
