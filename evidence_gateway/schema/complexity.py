@@ -111,7 +111,7 @@ def list_fields(schema: GraphQLSchema) -> ListFields:
 
 # A variable's page size: a number, None (null or not given: the argument's default applies), or
 # UNKNOWN (a value that is no number: execution refuses it, the largest page until then).
-UNKNOWN = -1
+UNKNOWN = -(2**31) - 1  # below every GraphQL Int: no value given can be mistaken for it
 
 
 def variable_sizes(operation: OperationDefinitionNode, variables: Mapping[str, Any] | None) -> dict[str, int | None]:
