@@ -318,3 +318,48 @@ async def test_the_parts_together_keep_the_response_ceiling(configured: Configur
         assert parts[-1]["hasNext"] is False and not delivered(parts)
         assert parts[-1]["completed"][0]["id"] == "0"
         assert codes_and_messages(parts) == [("RESPONSE_TOO_LARGE", parts[-1]["completed"][0]["errors"][0]["message"])]
+
+
+@pytest.mark.parametrize("accept", [MULTIPART, SSE])
+async def test_the_parts_carry_the_extensions_a_single_answer_does(
+    api: Api, monkeypatch: pytest.MonkeyPatch, accept: str
+) -> None:
+    """The first part carries ``extensions.cost`` (the points the whole answer cost, as one
+    result reports them) and ``extensions.request_id``; every error of every frame its code, its
+    masked message and the request's id, as single answers carry them."""
+    _, pack = await a_pack(api)
+    whole = await send(api, PACK_PAGE, {"id": pack["id"]}, "application/json")
+    cost = whole.json()["extensions"]["cost"]["requestedQueryCost"]
+    resp = await send(api, PACK_PAGE, {"id": pack["id"]}, accept)
+    parts = PARSERS[accept](resp)
+    extensions = parts[0]["extensions"]
+    assert extensions["cost"]["requestedQueryCost"] == cost
+    assert (
+        extensions["cost"]["throttleStatus"]["currentlyAvailable"]
+        < extensions["cost"]["throttleStatus"]["maximumAvailable"]
+    )
+    assert extensions["request_id"] == resp.headers["x-request-id"]
+
+    async def broken(ctx: Any, ids: list[Any]) -> Any:
+        raise RuntimeError("connection string postgres://secret@db")
+
+    monkeypatch.setattr(pack_reads, "artifacts_by_pack_ids", broken)
+    query = """query($id: UUID!, $other: UUID!) {
+      pack(id: $id) { id ... @defer { artifacts { id } } }
+      missing: workspace(id: $other) { id }
+      bad: pack(id: $id) { id artifacts { id } }
+    }"""
+    resp = await send(api, query, {"id": pack["id"], "other": "00000000-0000-0000-0000-000000000000"}, accept)
+    parts = PARSERS[accept](resp)
+    errors = [
+        e
+        for part in parts
+        for holder in [part, *part.get("incremental", []), *part.get("completed", [])]
+        for e in holder.get("errors", [])
+    ]
+    assert len(errors) == 2 and [p for p in parts if p.get("errors")] == [parts[0]], parts
+    for error in errors:
+        assert error["message"] == "Internal server error" and error["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+        assert error["extensions"]["request_id"] == resp.headers["x-request-id"]
+    assert "secret" not in resp.text and "RuntimeError" not in resp.text
+    assert parts[0]["extensions"]["request_id"] == resp.headers["x-request-id"]

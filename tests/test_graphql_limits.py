@@ -89,8 +89,8 @@ async def test_huge_list_refused_by_cost(api: Api, no_resolver_calls: list[str])
     assert no_resolver_calls == []
 
 
-async def test_nested_lists_with_variables_count_full_pages(api: Api) -> None:
-    # $n is unknown at validation: counted as a full page (100), so nested full pages add up.
+async def test_nested_lists_with_variables_count_their_values(api: Api) -> None:
+    # $n weighs what the request gives it: at 100 these nested full pages would still fit.
     fields = " ".join(f"f{i}: id" for i in range(limits.MAX_ALIASES - 1))
     query = (
         "query($n: Int!) { workspaces(perPage: $n) { items { imports { id sourceRowCount } } } "
@@ -164,3 +164,41 @@ async def test_parser_and_validation_caches_hit_on_a_repeated_document(api: Api)
     assert parse_cache.cache_info().hits == parse_hits + 1
     # Only true when the limit rules are the same classes on every request.
     assert validate_cache.cache_info().hits == validate_hits + 1
+
+
+def _cost(body: dict[str, Any]) -> int:
+    assert "errors" not in body, body
+    cost: int = body["extensions"]["cost"]["requestedQueryCost"]
+    return cost
+
+
+async def test_a_page_size_variable_costs_its_value(api: Api) -> None:
+    """``first: $n`` is charged as ``first: n`` (it counted as the largest page, 100, whatever n was);
+    a variable not given weighs its default, or the list's own default page."""
+    page = "{ workspacesConnection(first: %s) { nodes { id name status } } }"
+    by_variable = "query($n: Int%s) { workspacesConnection(first: $n) { nodes { id name status } } }"
+    literal = {n: _cost(await api.gql(page % n)) for n in (5, 7, 100)}
+    assert literal[5] < literal[7] < literal[100]
+    assert _cost(await api.gql(by_variable % "", {"n": 5})) == literal[5]
+    assert _cost(await api.gql(by_variable % "", {"n": 100})) == literal[100]
+    assert _cost(await api.gql(by_variable % " = 7")) == literal[7]
+    assert _cost(await api.gql(by_variable % "", {})) == _cost(await api.gql(page.replace("(first: %s)", "")))
+    # A value no Int can hold is the variable's error, not a cost.
+    assert gql_code(await api.gql(by_variable % "", {"n": 2**40})) == "BAD_USER_INPUT"
+
+
+async def test_variables_that_put_a_document_over_the_ceiling_are_refused(
+    api: Api, no_resolver_calls: list[str]
+) -> None:
+    """The ceiling is checked with the request's page sizes before anything runs: the same document
+    is answered with small pages and refused, naming its cost, with full ones."""
+    fields = " ".join(f"f{i}: id" for i in range(20))
+    query = (
+        "query($n: Int!, $m: Int!) { workspaces(perPage: $n) { items { "
+        f"packsConnection(first: $m) {{ nodes {{ {fields} }} }} }} }} }}"
+    )
+    small = await api.gql(query, {"n": 5, "m": 5})
+    assert 0 < _cost(small) < limits.MAX_COST
+    assert no_resolver_calls == ["list_workspaces"]
+    refused(await api.gql(query, {"n": 100, "m": 100}), f"exceeds the limit of {limits.MAX_COST}")
+    assert no_resolver_calls == ["list_workspaces"]  # the refused one ran nothing

@@ -32,7 +32,17 @@ from evidence_gateway.resolvers.calculations import CalculateInput
 from evidence_gateway.resolvers.evidence import EvidenceCreate
 from evidence_gateway.resolvers.imports import HubRowIn, ImportCreate, ShipmentRow
 from evidence_gateway.resolvers.keys import KeyCreate
-from evidence_gateway.resolvers.list_queries import CALCULATION_RUNS, EVENTS, EVIDENCE_ITEMS, PACKS, WORKSPACES
+from evidence_gateway.resolvers.list_queries import (
+    CALCULATION_RUNS,
+    EVENTS,
+    EVIDENCE_ITEMS,
+    IMPORT_BATCHES,
+    LEGACY_REPORTS,
+    PACKS,
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_ENDPOINTS,
+    WORKSPACES,
+)
 from evidence_gateway.resolvers.packs import GeneratePackInput
 from evidence_gateway.resolvers.validation import StrictInput
 from evidence_gateway.resolvers.webhook_endpoints import EndpointCreate, EndpointUpdate
@@ -61,7 +71,17 @@ GRAPHQL_INPUTS: dict[str, type[StrictInput]] = {
 # declaration (resolvers/list_queries.py), which both transports check requests against.
 LIST_INPUTS = {
     f"{spec.type_name}{kind}"
-    for spec in (WORKSPACES, PACKS, CALCULATION_RUNS, EVIDENCE_ITEMS, EVENTS)
+    for spec in (
+        WORKSPACES,
+        PACKS,
+        CALCULATION_RUNS,
+        EVIDENCE_ITEMS,
+        EVENTS,
+        WEBHOOK_ENDPOINTS,
+        WEBHOOK_DELIVERIES,
+        LEGACY_REPORTS,
+        IMPORT_BATCHES,
+    )
     for kind in ("Filter", "Order")
 } | {"DateTimeRange"}
 # Input models no GraphQL input type stands for, and why.

@@ -24,7 +24,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
 from alembic.runtime.migration import MigrationContext
 
-from evidence_gateway.store import migrate
+from evidence_gateway.store import migrate, text_search
 from evidence_gateway.store.db import Database
 from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER, _admin
 from tests.test_cli import CLI, free_port, run_cli
@@ -402,7 +402,8 @@ async def test_sqlite_connections_enforce_foreign_keys_after_an_upgrade(tmp_path
 
 
 def _names(conn: sa.Connection) -> dict[str, dict[str, Any]]:
-    """Every table's constraint and index names, as the database reports them."""
+    """Every table's constraint and index names, as the database reports them (but the optional
+    trigram indexes of PostgreSQL, which the models do not hold: test_trigram_indexes_*)."""
     inspector = sa.inspect(conn)
     return {
         table: {
@@ -421,7 +422,7 @@ def _names(conn: sa.Connection) -> dict[str, dict[str, Any]]:
             "ix": sorted(
                 (ix["name"], tuple(ix["column_names"]))
                 for ix in inspector.get_indexes(table)
-                if not ix.get("duplicates_constraint")
+                if not ix.get("duplicates_constraint") and ix["name"] not in text_search.TRIGRAM_NAMES
             ),
         }
         for table in sorted(set(inspector.get_table_names()) - {migrate.VERSION_TABLE})
@@ -630,3 +631,57 @@ def test_the_docs_show_db_current_at_todays_head() -> None:
         named = re.findall(r"`(\w+) \(head\)`", text) + re.findall(r"\(behind head (\w+)\)", text)
         assert named, f"{doc.name} no longer shows db current's output"
         assert set(named) == {head}, (doc.name, named)
+
+
+def _trigram_indexes(conn: sa.Connection) -> set[str]:
+    inspector = sa.inspect(conn)
+    return {
+        ix["name"]
+        for table in inspector.get_table_names()
+        for ix in inspector.get_indexes(table)
+        if ix["name"] in text_search.TRIGRAM_NAMES
+    }
+
+
+def test_trigram_indexes_come_with_the_schema_on_postgresql(empty_pg_url: str) -> None:
+    """Built from the models or by the revision, PostgreSQL gets pg_trgm's indexes for the
+    substring filters; 0021's downgrade removes them."""
+    _on(empty_pg_url, migrate.upgrade)
+    assert _sync(empty_pg_url, _trigram_indexes) == set(text_search.TRIGRAM_NAMES)
+    _on(empty_pg_url, lambda db: migrate.downgrade(db, "0018_pact_sharing"))
+    assert _sync(empty_pg_url, _trigram_indexes) == set()
+    _on(empty_pg_url, migrate.upgrade)
+    assert _sync(empty_pg_url, _trigram_indexes) == set(text_search.TRIGRAM_NAMES)
+    assert _sync(empty_pg_url, _drift) == []  # optional indexes: no drift
+
+
+def test_without_pg_trgm_the_schema_still_reaches_head(tmp_path: Path) -> None:
+    """A role that may not create extensions (no CREATE on its database): both ways to head
+    succeed without the trigram indexes, and a substring filter still answers."""
+    if not PG_AVAILABLE:
+        pytest.skip("no PostgreSQL on 127.0.0.1:5432")
+    import asyncpg
+
+    suffix = uuid.uuid4().hex[:10]
+    name, role = f"evidence_mig_{suffix}", f"evidence_noext_{suffix}"
+
+    async def setup() -> None:
+        await _admin(f'CREATE DATABASE "{name}"')
+        await _admin(f'CREATE ROLE "{role}" LOGIN')
+        conn = await asyncpg.connect(host=PG_HOST, port=PG_PORT, user=PG_USER, database=name)
+        try:  # tables in public, but no CREATE on the database: CREATE EXTENSION is refused
+            await conn.execute(f'ALTER SCHEMA public OWNER TO "{role}"')
+        finally:
+            await conn.close()
+
+    asyncio.run(setup())
+    url = f"postgresql+asyncpg://{role}@{PG_HOST}:{PG_PORT}/{name}"
+    try:
+        assert _on(url, migrate.upgrade) == migrate.head()  # from the models
+        assert _sync(url, _trigram_indexes) == set()
+        _on(url, lambda db: migrate.downgrade(db, "0018_pact_sharing"))
+        assert _on(url, migrate.upgrade) == migrate.head()  # by the revision
+        assert _sync(url, _trigram_indexes) == set()
+    finally:
+        asyncio.run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(_admin(f'DROP ROLE IF EXISTS "{role}"'))

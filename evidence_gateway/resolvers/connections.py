@@ -21,7 +21,11 @@ from evidence_gateway.resolvers.list_queries import (
     CALCULATION_RUNS,
     EVENTS,
     EVIDENCE_ITEMS,
+    IMPORT_BATCHES,
+    LEGACY_REPORTS,
     PACKS,
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_ENDPOINTS,
     WORKSPACES,
     ListSpec,
     parse_list_query,
@@ -92,38 +96,43 @@ async def events(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any)
     return found
 
 
-async def webhook_endpoints(ctx: Ctx, **relay: Any) -> Slice[Any]:
-    """The organisation's webhook endpoints, newest first (admin: they hold secrets)."""
+async def webhook_endpoints(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[Any]:
+    """The organisation's webhook endpoints, newest first or in ``order``, narrowed by ``filters``
+    (list_queries.WEBHOOK_ENDPOINTS; admin: they hold secrets)."""
     ctx.require(Scope.ADMIN)
-    return await WebhookEndpointRepository(ctx).slice(**relay)
+    query = parse_list_query(WEBHOOK_ENDPOINTS, filters, order)
+    return await WebhookEndpointRepository(ctx).slice(query=query, **relay)
 
 
-async def webhook_deliveries(ctx: Ctx, **relay: Any) -> Slice[LoggedAttempt]:
-    """Delivery attempts, newest first: an admin key reads all, others the tests to a bare URL
-    (as webhookDeliveries)."""
+async def webhook_deliveries(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[LoggedAttempt]:
+    """Delivery attempts, newest first or in ``order``, narrowed by ``filters``: an admin key
+    reads all, others the tests to a bare URL (as webhookDeliveries), whatever the filter says."""
+    query = parse_list_query(WEBHOOK_DELIVERIES, filters, order)
     repo = WebhookDeliveryRepository(ctx)
     where = [] if ctx.principal.scope.allows(Scope.ADMIN) else [repo.table.c.endpoint_id.is_(None)]
-    found: Slice[Any] = await repo.slice(*where, **relay)
+    found: Slice[Any] = await repo.slice(*where, query=query, **relay)
     found.items[:] = await attempts_of(ctx, found.items)
     return found
 
 
-async def legacy_reports(ctx: Ctx, **relay: Any) -> Slice[LegacyReportView]:
-    """Legacy v1 reports, newest first, with their successors."""
-    found: Slice[Any] = await LegacyReportRepository(ctx).slice(**relay)
+async def legacy_reports(ctx: Ctx, filters: Any = None, order: Any = None, **relay: Any) -> Slice[LegacyReportView]:
+    """Legacy v1 reports, newest first or in ``order``, narrowed by ``filters``
+    (list_queries.LEGACY_REPORTS), with their successors."""
+    query = parse_list_query(LEGACY_REPORTS, filters, order)
+    found: Slice[Any] = await LegacyReportRepository(ctx).slice(query=query, **relay)
     found.items[:] = await views_of(ctx, found.items)
     return found
 
 
 # Nested lists: each parent's page, every parent of a batch in one statement (DataLoaders), and
-# the declaration of its filters and orderings (None: it has none).
-_NESTED: dict[str, tuple[Any, str, ListSpec | None]] = {
-    "workspace.imports": (ImportBatchRepository, "workspace_id", None),
+# the declaration of its filters and orderings.
+_NESTED: dict[str, tuple[Any, str, ListSpec]] = {
+    "workspace.imports": (ImportBatchRepository, "workspace_id", IMPORT_BATCHES),
     "workspace.packs": (ReportPackRepository, "workspace_id", PACKS),
     "workspace.calculation_runs": (CalculationRunRepository, "workspace_id", CALCULATION_RUNS),
     "workspace.evidence_items": (EvidenceItemRepository, "workspace_id", EVIDENCE_ITEMS),
     "pack.evidence_items": (EvidenceItemRepository, "report_pack_id", EVIDENCE_ITEMS),
-    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id", None),
+    "endpoint.deliveries": (WebhookDeliveryRepository, "endpoint_id", WEBHOOK_DELIVERIES),
 }
 
 
@@ -141,7 +150,7 @@ async def nested(
     repository, parent, spec = _NESTED[relation]
     if relation == "endpoint.deliveries":
         ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    query = parse_list_query(spec, filters, order) if spec is not None else None
+    query = parse_list_query(spec, filters, order)
     found: dict[uuid.UUID, Slice[Any]] = await repository(ctx).slices_by(parent, parents, query=query, **relay)
     if relation == "endpoint.deliveries":
         every = [item for page in found.values() for item in page.items]

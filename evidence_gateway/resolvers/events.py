@@ -14,7 +14,7 @@ from evidence_gateway.core.events import cursor_of, sequence_of
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.models import Event
 from evidence_gateway.models.base import table_of
-from evidence_gateway.resolvers.list_queries import EVENTS, parse_list_query
+from evidence_gateway.resolvers.list_queries import EVENTS, Direction, parse_list_query
 from evidence_gateway.resolvers.validation import parse
 from evidence_gateway.store.repositories.events import EventRepository
 
@@ -57,17 +57,26 @@ class _PageInput(BaseModel):
 
 
 async def list_events(
-    ctx: Ctx, after: str | None = None, limit: Any = None, *, limit_field: str = "limit", filters: Any = None
+    ctx: Ctx,
+    after: str | None = None,
+    limit: Any = None,
+    *,
+    limit_field: str = "limit",
+    filters: Any = None,
+    order: Any = None,
 ) -> EventPage:
-    """Events after the cursor, oldest first, at most ``limit`` of them, narrowed by ``filters``
+    """Events after the cursor, oldest first (``order`` sequence DESC: newest first, the cursor
+    then continuing below its position), at most ``limit`` of them, narrowed by ``filters``
     (list_queries.EVENTS; the cursor stays the log position, so a filtered tail continues)."""
-    query = parse_list_query(EVENTS, filters)
+    query = parse_list_query(EVENTS, filters, order)
+    newest_first = query.ordering is not None and query.ordering.direction is Direction.desc
     try:
         count = parse(_PageInput, {} if limit is None else {"limit": limit}).limit
     except InvalidInput as exc:
         raise InvalidInput(fields={limit_field: exc.fields.get("limit", "invalid")}) from None
     after_sequence = sequence_of(after)
-    rows = await EventRepository(ctx).after(after_sequence, count + 1, query)
+    start = None if newest_first and not after else after_sequence
+    rows = await EventRepository(ctx).after(start, count + 1, query, newest_first=newest_first)
     items = [as_seen_by(ctx, e) for e in rows[:count]]
     next_cursor = cursor_of(items[-1].sequence) if items else (after or None)
     return EventPage(items=items, next_cursor=next_cursor, has_more=len(rows) > count)

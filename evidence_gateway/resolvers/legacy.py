@@ -19,6 +19,7 @@ from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import LegacyReport
 from evidence_gateway.read_models.representation import legacy_report_json
+from evidence_gateway.resolvers.list_queries import LEGACY_REPORTS, parse_list_query
 from evidence_gateway.resolvers.organizations import get_or_create_org
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import (
@@ -60,9 +61,12 @@ async def views_of(ctx: Ctx, reports: Sequence[LegacyReportRecord]) -> list[Lega
         return await _views(session, ctx, reports)
 
 
-async def list_legacy_reports(ctx: Ctx, params: PageParams) -> Page[LegacyReportView]:
-    """Newest first, like workspaces: the page and its total in one statement, then the successors."""
-    page = await LegacyReportRepository(ctx).page(params)
+async def list_legacy_reports(
+    ctx: Ctx, params: PageParams, filters: Any = None, order: Any = None
+) -> Page[LegacyReportView]:
+    """Newest first (or in ``order``), narrowed by ``filters`` (list_queries.LEGACY_REPORTS), like
+    workspaces: the page and its total, then the successors."""
+    page = await LegacyReportRepository(ctx).page(params, parse_list_query(LEGACY_REPORTS, filters, order))
     async with ctx.db.read() as session:
         items = await _views(session, ctx, page.items)
     return Page(items=items, page=page.page, per_page=page.per_page, total=page.total)

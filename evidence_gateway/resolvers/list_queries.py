@@ -18,121 +18,36 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from evidence_gateway.core.events import EventType
 from evidence_gateway.errors import InvalidInput
-from evidence_gateway.models import EvidenceType, PackStatus, RunStatus, VerificationStatus, WorkspaceStatus
+from evidence_gateway.models import (
+    EvidenceType,
+    LegacyReportStatus,
+    PackStatus,
+    RunStatus,
+    VerificationStatus,
+    WorkspaceStatus,
+)
+from evidence_gateway.resolvers.list_types import (
+    Condition,
+    Direction,
+    Filterable,
+    FilterKind,
+    KeyKind,
+    ListQuery,
+    ListSpec,
+    Orderable,
+    Ordering,
+)
 from evidence_gateway.resolvers.validation import canonical_uuid
 
 # Long enough for any name or title; a bound so a filter cannot carry a megabyte of pattern.
 MAX_CONTAINS = 200
 MAX_VALUES = 20
 RANGE_BOUNDS = ("gte", "lt")
-
-
-class FilterKind(enum.StrEnum):
-    """How a filter field compares (each kind has one input shape on each transport)."""
-
-    ONE_OF = "one_of"  # the column is one of the given values (enums, event types)
-    RANGE = "range"  # a date-time range: gte (inclusive) and lt (exclusive)
-    CONTAINS = "contains"  # case-insensitive substring of a text column
-    EQUALS_ID = "equals_id"  # the column is this id (a workspace's rows)
-
-
-class Direction(enum.StrEnum):
-    asc = "asc"
-    desc = "desc"
-
-
-class KeyKind(enum.StrEnum):
-    """What an ordering key is, so its cursor can be read back and checked."""
-
-    TIME = "time"
-    TEXT = "text"
-    WHOLE = "whole"
-
-
-@dataclass(frozen=True)
-class Filterable:
-    """One filter field: its wire name (``filter[name]``; GraphQL camelCases it), the column it
-    reads and how it compares."""
-
-    name: str
-    column: str
-    kind: FilterKind
-    description: str
-    values: tuple[str, ...] = ()
-    enum: type[enum.Enum] | None = None  # GraphQL's enum for ONE_OF over a model enum
-
-
-@dataclass(frozen=True)
-class Orderable:
-    """One ordering field: its wire name, the column and the kind of its cursor key."""
-
-    name: str
-    column: str
-    key: KeyKind
-    description: str
-
-
-@dataclass(frozen=True)
-class ListSpec:
-    """What one list can be filtered and ordered by; ``default`` is its order without ``orderBy``
-    (the order it always had, so its cursors keep working)."""
-
-    resource: str  # the repository's cursor kind
-    type_name: str  # GraphQL names: <type_name>Filter, <type_name>Order, <type_name>OrderField
-    filters: tuple[Filterable, ...]
-    orderings: tuple[Orderable, ...]
-    default: tuple[str, Direction]
-
-    def filter_named(self, name: str) -> Filterable | None:
-        return next((f for f in self.filters if f.name == name), None)
-
-    def ordering_named(self, name: str) -> Orderable | None:
-        return next((o for o in self.orderings if o.name == name), None)
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One validated filter: ``column op value`` (op: in, gte, lt, contains, eq)."""
-
-    column: str
-    op: str
-    value: Any
-
-
-@dataclass(frozen=True)
-class Ordering:
-    column: str
-    key: KeyKind
-    direction: Direction
-    is_default: bool
-    name: str
-
-
-@dataclass(frozen=True)
-class ListQuery:
-    """A list's validated filters and ordering, ready for the repository."""
-
-    spec: ListSpec
-    conditions: tuple[Condition, ...] = ()
-    ordering: Ordering | None = None  # None: the list's default order
-
-    @property
-    def is_plain(self) -> bool:
-        """No filter and the default order: the list as it was before filters existed."""
-        return not self.conditions and (self.ordering is None or self.ordering.is_default)
-
-    @property
-    def cursor_kind(self) -> str:
-        """Cursors of one ordering are refused by another (their keys differ)."""
-        if self.ordering is None or self.ordering.is_default:
-            return self.spec.resource
-        return f"{self.spec.resource}.{self.ordering.name}.{self.ordering.direction.value}"
 
 
 def _values(e: type[enum.Enum]) -> tuple[str, ...]:
@@ -249,6 +164,86 @@ EVENTS = ListSpec(
 )
 
 
+_CREATED_ORDER = (_time_order("created_at", "creation time"),)
+
+WEBHOOK_ENDPOINTS = ListSpec(
+    resource="webhook_endpoint",
+    type_name="WebhookEndpoint",
+    filters=(
+        Filterable("enabled", "enabled", FilterKind.FLAG, "Only endpoints that are (true) or are not (false) enabled."),
+        Filterable("url_contains", "url", FilterKind.CONTAINS, f"URL contains this text, any case (1–{MAX_CONTAINS})."),
+        _range("created_at", "registered"),
+    ),
+    orderings=_CREATED_ORDER,
+    default=("created_at", Direction.desc),
+)
+
+WEBHOOK_DELIVERIES = ListSpec(
+    resource="webhook_delivery",
+    type_name="WebhookDelivery",
+    filters=(
+        Filterable(
+            "delivered", "delivered", FilterKind.FLAG, "Only attempts the receiver accepted (true) or not (false)."
+        ),
+        Filterable(
+            "event_type",
+            "event_type",
+            FilterKind.ONE_OF,
+            "Only attempts carrying one of these event types (docs/events.md; pack.published: the webhook "
+            "test's default).",
+            (*_values(EventType), "pack.published"),
+        ),
+        Filterable(
+            "endpoint_id",
+            "endpoint_id",
+            FilterKind.EQUALS_ID,
+            "Only the attempts to this endpoint (none if not yours, or without an admin key).",
+        ),
+        _range("created_at", "attempted"),
+    ),
+    orderings=(_time_order("created_at", "attempt time"),),
+    default=("created_at", Direction.desc),
+)
+
+LEGACY_REPORTS = ListSpec(
+    resource="legacy_report",
+    type_name="LegacyReport",
+    filters=(
+        _status("status", LegacyReportStatus, "reports"),
+        Filterable(
+            "title_contains", "title", FilterKind.CONTAINS, f"Title contains this text, any case (1–{MAX_CONTAINS})."
+        ),
+        _range("created_at", "created"),
+    ),
+    orderings=_CREATED_ORDER,
+    default=("created_at", Direction.desc),
+)
+
+IMPORT_BATCHES = ListSpec(
+    resource="import_batch",
+    type_name="ImportBatch",
+    filters=(
+        Filterable(
+            "source_filename_contains",
+            "source_filename",
+            FilterKind.CONTAINS,
+            f"Source file name contains this text, any case (1–{MAX_CONTAINS}).",
+        ),
+        _range("created_at", "registered"),
+    ),
+    orderings=(_time_order("created_at", "registration time"),),
+    default=("created_at", Direction.desc),
+)
+
+
+def _flag(raw: Any) -> bool | str:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    return "must be true or false"
+
+
 def _one_of(spec: Filterable, raw: Any) -> tuple[str, ...] | str:
     given = [v for v in raw.split(",") if v] if isinstance(raw, str) else raw
     if not isinstance(given, Sequence) or isinstance(given, str | bytes) or not given:
@@ -305,6 +300,12 @@ def _filter(spec: Filterable, raw: Any, where: str, fields: dict[str, str]) -> l
             fields[where] = "must not contain NUL or unpaired surrogates"
             return []
         return [Condition(spec.column, "contains", raw)]
+    if spec.kind is FilterKind.FLAG:
+        flag = _flag(raw)
+        if isinstance(flag, str):
+            fields[where] = flag
+            return []
+        return [Condition(spec.column, "eq", flag)]
     if spec.kind is FilterKind.EQUALS_ID:
         try:
             wid = raw if isinstance(raw, uuid.UUID) else canonical_uuid(raw)
@@ -371,7 +372,11 @@ __all__ = [
     "CALCULATION_RUNS",
     "EVENTS",
     "EVIDENCE_ITEMS",
+    "IMPORT_BATCHES",
+    "LEGACY_REPORTS",
     "PACKS",
+    "WEBHOOK_DELIVERIES",
+    "WEBHOOK_ENDPOINTS",
     "WORKSPACES",
     "Condition",
     "Direction",

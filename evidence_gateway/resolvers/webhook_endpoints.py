@@ -21,6 +21,7 @@ from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models import WebhookEndpoint
 from evidence_gateway.read_models.representation import webhook_endpoint_json
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
+from evidence_gateway.resolvers.list_queries import WEBHOOK_DELIVERIES, WEBHOOK_ENDPOINTS, parse_list_query
 from evidence_gateway.resolvers.organizations import new_webhook_secret
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import OneOf, StrictInput, parse, parse_id
@@ -129,9 +130,13 @@ async def create_endpoint(ctx: Ctx, data: Any) -> EndpointWithSecret:
     return result
 
 
-async def list_endpoints(ctx: Ctx, params: PageParams) -> Page[WebhookEndpointRecord]:
+async def list_endpoints(
+    ctx: Ctx, params: PageParams, filters: Any = None, order: Any = None
+) -> Page[WebhookEndpointRecord]:
+    """Newest first (or in ``order``), narrowed by ``filters`` (list_queries.WEBHOOK_ENDPOINTS)."""
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
-    return await WebhookEndpointRepository(ctx).page(params)
+    query = parse_list_query(WEBHOOK_ENDPOINTS, filters, order)
+    return await WebhookEndpointRepository(ctx).page(params, query)
 
 
 async def get_endpoint(ctx: Ctx, endpoint_id: Any) -> WebhookEndpoint:
@@ -204,13 +209,18 @@ async def rotate_secret(ctx: Ctx, endpoint_id: Any) -> EndpointWithSecret:
     return result
 
 
-async def list_endpoint_deliveries(ctx: Ctx, endpoint_id: Any, params: PageParams) -> Page[LoggedAttempt]:
-    """Every attempt to this endpoint, newest first."""
+async def list_endpoint_deliveries(
+    ctx: Ctx, endpoint_id: Any, params: PageParams, filters: Any = None, order: Any = None
+) -> Page[LoggedAttempt]:
+    """Every attempt to this endpoint, newest first (or in ``order``), narrowed by ``filters``
+    (list_queries.WEBHOOK_DELIVERIES)."""
     ctx.require(Scope.ADMIN)  # endpoints hold secrets and send data out
+    query = parse_list_query(WEBHOOK_DELIVERIES, filters, order)
     endpoint = await WebhookEndpointRepository(ctx).get(parse_id(endpoint_id, "webhook endpoint"))
     if endpoint is None:
         raise NotFound("webhook endpoint not found", resource="webhook_endpoint", id=str(endpoint_id))
-    return await with_message_state(ctx, await WebhookDeliveryRepository(ctx).page_of_endpoint(params, endpoint.id))
+    page = await WebhookDeliveryRepository(ctx).page_of_endpoint(params, endpoint.id, query)
+    return await with_message_state(ctx, page)
 
 
 async def retry_delivery(ctx: Ctx, delivery_id: Any) -> LoggedAttempt:

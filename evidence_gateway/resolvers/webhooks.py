@@ -18,6 +18,7 @@ from evidence_gateway.errors import InvalidInput, NotFound
 from evidence_gateway.models.webhooks import WebhookDelivery, WebhookEndpoint
 from evidence_gateway.resolvers.delivery_log import LoggedAttempt, with_message_state
 from evidence_gateway.resolvers.evidence import resolve_workspace_refs
+from evidence_gateway.resolvers.list_queries import WEBHOOK_DELIVERIES, parse_list_query
 from evidence_gateway.resolvers.pagination import Page, PageParams
 from evidence_gateway.resolvers.validation import NOT_BLANK, StrictInput, UUIDField, parse
 from evidence_gateway.resolvers.webhook_endpoints import load_endpoint
@@ -191,12 +192,16 @@ async def _endpoint_ref(session: AsyncSession, ctx: Ctx, endpoint_id: uuid.UUID 
         raise InvalidInput(fields={"endpoint_id": "unknown webhook endpoint"}) from None
 
 
-async def list_webhook_deliveries(ctx: Ctx, params: PageParams) -> Page[LoggedAttempt]:
-    """The caller's delivery attempts, newest first: with an admin key all of them, else only
-    the tests sent to a bare URL (registered endpoints are admin business)."""
+async def list_webhook_deliveries(
+    ctx: Ctx, params: PageParams, filters: Any = None, order: Any = None
+) -> Page[LoggedAttempt]:
+    """The caller's delivery attempts, newest first (or in ``order``), narrowed by ``filters``
+    (list_queries.WEBHOOK_DELIVERIES): with an admin key all of them, else only the tests sent to
+    a bare URL (registered endpoints are admin business), whatever the filter names."""
+    query = parse_list_query(WEBHOOK_DELIVERIES, filters, order)
     deliveries = WebhookDeliveryRepository(ctx)
     admin = ctx.principal.scope.allows(Scope.ADMIN)
-    page = await deliveries.page(params) if admin else await deliveries.page_of_tests(params)
+    page = await deliveries.page(params, query) if admin else await deliveries.page_of_tests(params, query)
     return await with_message_state(ctx, page)
 
 

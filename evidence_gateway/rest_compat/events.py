@@ -6,7 +6,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from evidence_gateway.errors import InvalidInput
 from evidence_gateway.read_models import EventPage
 from evidence_gateway.resolvers import events
 from evidence_gateway.rest_compat.http import JSONResponse, caller, link_header, link_to
@@ -15,13 +14,13 @@ from evidence_gateway.rest_compat.list_params import list_filters, list_order
 
 async def list_events(request: Request) -> Response:
     """GET /v2/events?after=&limit=: events after the cursor; ``next_cursor`` continues.
-    ``filter[...]`` narrows it (list_params.py); the log reads oldest first only (``sort``, if
-    given, must say so: GraphQL's eventsConnection orders both ways)."""
+    ``filter[...]`` narrows it and ``sort=-sequence`` reads it newest first (list_params.py;
+    without ``sort``: oldest first, as always)."""
     ctx = await caller(request)
     query = request.query_params
-    if list_order(query) not in (None, ("sequence", "asc")):
-        raise InvalidInput(fields={"sort": "the log reads oldest first here: sort=sequence or none"})
-    page = await events.list_events(ctx, query.get("after"), query.get("limit"), filters=list_filters(query))
+    page = await events.list_events(
+        ctx, query.get("after"), query.get("limit"), filters=list_filters(query), order=list_order(query)
+    )
     links = {"first": link_to(request, after=None)}
     if page.has_more and page.next_cursor is not None:
         links["next"] = link_to(request, after=page.next_cursor)

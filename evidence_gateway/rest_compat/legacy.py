@@ -14,6 +14,7 @@ from evidence_gateway.read_models import LegacyReport
 from evidence_gateway.resolvers import legacy
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.settings import Settings, parse_day_or_http_date
 
 # RFC 9745: the resource has been deprecated since 2026-01-01T00:00:00Z (structured-field date).
@@ -67,13 +68,14 @@ def with_deprecation(handler: Handler) -> Handler:
 
 @with_deprecation
 async def list_reports(request: Request) -> Response:
-    """GET /v1/reports (deprecated): paginated like /v2/workspaces, newest first."""
+    """GET /v1/reports (deprecated): paginated like /v2/workspaces, newest first; ``filter[...]`` and
+    ``sort`` (list_params.py) as the v2 lists."""
     ctx = await caller(request)
-    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
     base = ctx.settings.public_base_url
-    return paginated(
-        await legacy.list_legacy_reports(ctx, params), lambda v: LegacyReport.render_view(v, base), request=request
-    )
+    page = await legacy.list_legacy_reports(ctx, params, list_filters(query), list_order(query))
+    return paginated(page, lambda v: LegacyReport.render_view(v, base), request=request)
 
 
 @with_deprecation

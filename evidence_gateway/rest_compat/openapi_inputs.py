@@ -142,6 +142,9 @@ def list_parameters(spec: ListSpec, *, sort: bool = True) -> tuple[dict[str, Any
         elif declared.kind is FilterKind.CONTAINS:
             schema = {"type": "string", "minLength": 1, "maxLength": MAX_CONTAINS}
             params.append({"name": name, "in": "query", "schema": schema, "description": declared.description, **ext})
+        elif declared.kind is FilterKind.FLAG:
+            schema = {"type": "boolean"}
+            params.append({"name": name, "in": "query", "schema": schema, "description": declared.description, **ext})
         else:
             schema = {"type": "string", "format": "uuid"}
             params.append({"name": name, "in": "query", "schema": schema, "description": declared.description, **ext})

@@ -20,7 +20,16 @@ from evidence_gateway.resolvers.calculations import CalculateInput
 from evidence_gateway.resolvers.events import DEFAULT_LIMIT, MAX_LIMIT
 from evidence_gateway.resolvers.evidence import EvidenceCreate
 from evidence_gateway.resolvers.imports import ImportCreate
-from evidence_gateway.resolvers.list_queries import CALCULATION_RUNS, EVENTS, EVIDENCE_ITEMS, PACKS, WORKSPACES
+from evidence_gateway.resolvers.list_queries import (
+    CALCULATION_RUNS,
+    EVENTS,
+    EVIDENCE_ITEMS,
+    LEGACY_REPORTS,
+    PACKS,
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_ENDPOINTS,
+    WORKSPACES,
+)
 from evidence_gateway.resolvers.packs import GeneratePackInput
 from evidence_gateway.resolvers.pagination import PageParams
 from evidence_gateway.resolvers.webhook_endpoints import EndpointCreate, EndpointUpdate
@@ -198,9 +207,9 @@ OPERATIONS: tuple[Op, ...] = (
        "events", Answer(200, rm.LogConsistencyProof, "The proof."), (LOG_FROM, LOG_TO), errors=(404, 422),
        extension=True),
     # -- events and evidence -----------------------------------------------------------------
-    Op("get", "/v2/events", "listEvents", "The organisation's event log after a cursor, oldest first", "events",
+    Op("get", "/v2/events", "listEvents", "The organisation's event log after a cursor, oldest first (sort)", "events",
        Answer(200, rm.EventPage, "Events and the cursor to continue from.", "bare"),
-       (*EVENTS_QUERY, *list_parameters(EVENTS, sort=False)), errors=(422,), headers=(LINK,),
+       (*EVENTS_QUERY, *list_parameters(EVENTS)), errors=(422,), headers=(LINK,),
        extension=True),
     Op("get", "/v2/evidence-items", "listEvidenceItems", "List the organisation's evidence items, newest first",
        "evidence", Answer(200, rm.EvidenceItem, "One page of evidence items.", "page"),
@@ -215,9 +224,11 @@ OPERATIONS: tuple[Op, ...] = (
        "Send a signed test payload to a client endpoint and record the outcome", "webhooks",
        Answer(200, rm.WebhookTestResult, "The target accepted the request."), body=WebhookTestInput, errors=(502,)),
     Op("get", "/v2/webhooks/deliveries", "listWebhookDeliveries", "Recorded webhook test attempts, newest first",
-       "webhooks", Answer(200, rm.WebhookDelivery, "One page of deliveries.", "page"), PAGE, extension=True),
+       "webhooks", Answer(200, rm.WebhookDelivery, "One page of deliveries.", "page"),
+       (*PAGE, *list_parameters(WEBHOOK_DELIVERIES)), extension=True),
     Op("get", "/v2/webhook-endpoints", "listWebhookEndpoints", "The organisation's webhook endpoints, newest first",
-       "webhooks", Answer(200, rm.WebhookEndpoint, "One page of endpoints.", "page"), PAGE, extension=True),
+       "webhooks", Answer(200, rm.WebhookEndpoint, "One page of endpoints.", "page"),
+       (*PAGE, *list_parameters(WEBHOOK_ENDPOINTS)), extension=True),
     Op("post", "/v2/webhook-endpoints", "createWebhookEndpoint",
        "Register a webhook endpoint; the answer holds its secret, shown this once", "webhooks",
        Answer(201, rm.WebhookEndpointWithSecret, "The endpoint and its secret."), body=EndpointCreate,
@@ -236,14 +247,16 @@ OPERATIONS: tuple[Op, ...] = (
        Answer(200, rm.WebhookEndpointWithSecret, "The endpoint and its new secret."), (ENDPOINT,), extension=True),
     Op("get", "/v2/webhook-endpoints/{id}/deliveries", "listWebhookEndpointDeliveries",
        "Every attempt to this endpoint, newest first", "webhooks",
-       Answer(200, rm.WebhookDelivery, "One page of attempts.", "page"), (ENDPOINT, *PAGE), extension=True),
+       Answer(200, rm.WebhookDelivery, "One page of attempts.", "page"),
+       (ENDPOINT, *PAGE, *list_parameters(WEBHOOK_DELIVERIES)), extension=True),
     Op("post", "/v2/webhook-endpoints/deliveries/{id}/retry", "retryWebhookDelivery",
        "Send the event of a recorded attempt to its endpoint again, now", "webhooks",
        Answer(200, rm.WebhookDelivery, "The endpoint answered 2xx: the new attempt."), (path_id("Webhook delivery"),),
        errors=(502,), extension=True),
     # -- legacy ------------------------------------------------------------------------------
     Op("get", "/v1/reports", "listLegacyReports", "List legacy reports (deprecated)", "legacy",
-       Answer(200, rm.LegacyReport, "One page of legacy reports.", "page"), PAGE, deprecated=True),
+       Answer(200, rm.LegacyReport, "One page of legacy reports.", "page"),
+       (*PAGE, *list_parameters(LEGACY_REPORTS)), deprecated=True),
     Op("get", "/v1/reports/{id}", "getLegacyReport", "Legacy report detail (deprecated)", "legacy",
        Answer(200, rm.LegacyReport, "The legacy report."), (path_id("Legacy report"),), deprecated=True),
 )  # fmt: skip

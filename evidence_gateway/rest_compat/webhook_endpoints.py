@@ -16,6 +16,7 @@ from evidence_gateway.read_models import WebhookEndpointWithSecret
 from evidence_gateway.resolvers import webhook_endpoints as endpoints
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.rest_compat.writes import location, write
 
 
@@ -30,10 +31,12 @@ async def create_endpoint(request: Request) -> Response:
 
 
 async def list_endpoints(request: Request) -> Response:
-    """GET /v2/webhook-endpoints: newest first."""
+    """GET /v2/webhook-endpoints: newest first; ``filter[...]`` and ``sort`` (list_params.py)."""
     ctx = await caller(request)
-    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await endpoints.list_endpoints(ctx, params), EndpointOut.render, request=request)
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
+    page = await endpoints.list_endpoints(ctx, params, list_filters(query), list_order(query))
+    return paginated(page, EndpointOut.render, request=request)
 
 
 async def get_endpoint(request: Request) -> Response:
@@ -76,10 +79,14 @@ async def rotate_secret(request: Request) -> Response:
 
 
 async def list_deliveries(request: Request) -> Response:
-    """GET /v2/webhook-endpoints/{id}/deliveries: every attempt to it, newest first."""
+    """GET /v2/webhook-endpoints/{id}/deliveries: every attempt to it, newest first; ``filter[...]``
+    and ``sort`` (list_params.py)."""
     ctx = await caller(request)
-    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    page = await endpoints.list_endpoint_deliveries(ctx, request.path_params["id"], params)
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
+    page = await endpoints.list_endpoint_deliveries(
+        ctx, request.path_params["id"], params, list_filters(query), list_order(query)
+    )
     return paginated(page, DeliveryOut.render, request=request)
 
 

@@ -12,6 +12,7 @@ from evidence_gateway.read_models import WebhookDelivery, WebhookTestResult
 from evidence_gateway.resolvers import webhooks
 from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope, paginated
+from evidence_gateway.rest_compat.list_params import list_filters, list_order
 from evidence_gateway.rest_compat.writes import write
 
 
@@ -30,10 +31,13 @@ async def webhook_test(request: Request) -> Response:
 
 
 async def list_deliveries(request: Request) -> Response:
-    """GET /v2/webhooks/deliveries (extension): every recorded attempt, newest first."""
+    """GET /v2/webhooks/deliveries (extension): every recorded attempt, newest first; ``filter[...]``
+    and ``sort`` (list_params.py)."""
     ctx = await caller(request)
-    params = page_params(request.query_params.get("page"), request.query_params.get("per_page"))
-    return paginated(await webhooks.list_webhook_deliveries(ctx, params), WebhookDelivery.render, request=request)
+    query = request.query_params
+    params = page_params(query.get("page"), query.get("per_page"))
+    page = await webhooks.list_webhook_deliveries(ctx, params, list_filters(query), list_order(query))
+    return paginated(page, WebhookDelivery.render, request=request)
 
 
 routes = [

@@ -23,6 +23,7 @@ from evidence_gateway.schema import (
     evidence,
     incremental,
     keys,
+    legacy_reports,
     limits,
     nodes,
     packs,
@@ -37,11 +38,24 @@ from evidence_gateway.schema import (
 from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import log_unexpected
-from evidence_gateway.schema.rate_limit import GraphQLCost
+from evidence_gateway.schema.rate_limit import GraphQLCost, spent
 from evidence_gateway.web.observability.graphql import OperationRecorder, with_tracing
 
 # Each domain module contributes its own Query/Mutation; empty ones are skipped.
-_DOMAINS = (workspaces, calculations, packs, evidence, webhooks, webhook_endpoints, events, nodes, keys, tlog, sharing)
+_DOMAINS = (
+    workspaces,
+    calculations,
+    legacy_reports,
+    packs,
+    evidence,
+    webhooks,
+    webhook_endpoints,
+    events,
+    nodes,
+    keys,
+    tlog,
+    sharing,
+)
 Query = merge_types("Query", tuple(m.Query for m in _DOMAINS if m.Query.__strawberry_definition__.fields))
 Mutation = merge_types("Mutation", tuple(m.Mutation for m in _DOMAINS if m.Mutation.__strawberry_definition__.fields))
 for _root, _about in (
@@ -92,6 +106,11 @@ class EvidenceSchema(strawberry.Schema):
                         return self._in_parts(result, budget, context_value)
                     result = await incremental.complete(result)
                     log_unexpected(list(result.errors or ())[len(first_errors) :])
+                    # Strawberry hands the parts over without its extensions' results: the cost
+                    # the budget charged, as any single answer reports it.
+                    request = getattr(context_value, "request", None)
+                    if request is not None:
+                        result.extensions = spent(request.scope) or None
                 # Reads a failed field left running end before the answer, within the budget:
                 # past it they finish unawaited rather than be cut off (GraphQLContext.settle).
                 if isinstance(context_value, GraphQLContext):

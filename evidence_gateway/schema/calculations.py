@@ -14,12 +14,9 @@ from strawberry.types import Info
 from evidence_gateway.core.timeutil import as_aware
 from evidence_gateway.models import CalculationRun, DataQualityAssessment, LegacyReportStatus
 from evidence_gateway.resolvers import calculation_reads, calculations, connections, legacy, methodology
-from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import (
     LOOKUP_RULE,
-    PageArg,
     PaginationMeta,
-    PerPageArg,
     deprecated_since,
     or_null,
 )
@@ -238,7 +235,7 @@ def _assessment(
     return None if a is None else from_model(DataQualityAssessmentType, a)
 
 
-def _legacy(view: legacy.LegacyReportView) -> LegacyReportType:
+def legacy_report_type(view: legacy.LegacyReportView) -> LegacyReportType:
     r = view.report
     return LegacyReportType(
         id=r.id,
@@ -345,34 +342,6 @@ class Query:
     async def methodology_profiles(self, info: GqlInfo) -> list[MethodologyProfileType]:
         profiles = await methodology.list_profiles(info.context.ctx)
         return [from_model(MethodologyProfileType, p) for p in profiles]
-
-    @strawberry.field(
-        description=f"DEPRECATED: legacy v1 reports, newest first, by cursor. {LEGACY_DEPRECATION}",
-        deprecation_reason=LEGACY_DEPRECATION,
-    )
-    async def legacy_reports_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
-    ) -> Connection[LegacyReportType]:
-        found = await connections.legacy_reports(info.context.ctx, first=first, after=after, last=last, before=before)
-        return connection(found, _legacy)
-
-    @strawberry.field(
-        description=f"DEPRECATED: legacy v1 reports, newest first. {LEGACY_DEPRECATION}",
-        deprecation_reason=LEGACY_DEPRECATION,
-    )
-    async def legacy_reports(self, info: GqlInfo, page: PageArg = 1, per_page: PerPageArg = 20) -> LegacyReportPage:
-        result = await legacy.list_legacy_reports(info.context.ctx, page_params(page, per_page))
-        return LegacyReportPage(items=[_legacy(v) for v in result.items], pagination=PaginationMeta.of(result))
-
-    @strawberry.field(
-        description=f"One legacy v1 report; {LOOKUP_RULE}. {LEGACY_DEPRECATION}",
-        deprecation_reason=LEGACY_DEPRECATION,
-    )
-    async def legacy_report(
-        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Legacy report id.")]
-    ) -> LegacyReportType | None:
-        found = await or_null(legacy.get_legacy_report(info.context.ctx, id))
-        return None if found is None else _legacy(found)
 
 
 @strawberry.type

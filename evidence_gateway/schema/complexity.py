@@ -11,7 +11,9 @@ for the rate-limit budget (``operation_cost``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from graphql import (
     DocumentNode,
@@ -24,10 +26,12 @@ from graphql import (
     GraphQLSchema,
     InlineFragmentNode,
     IntValueNode,
+    NullValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
     ValidationContext,
     ValidationRule,
+    VariableNode,
     get_named_type,
     get_nullable_type,
 )
@@ -54,7 +58,9 @@ CACHE_SIZE = 256
 
 # The lists of a page or connection: sized by the field above them, not weighted again.
 PAGE_ITEMS = frozenset({"items", "nodes", "edges"})
-# Arguments that size a list; a variable counts as the largest page a resolver allows.
+# Arguments that size a list. A variable counts as the value the request gives it (or its
+# default); in the cached validation, which sees no variables, as 1, the least it can be, and the
+# ceiling is checked again with the request's values before anything runs (``operation_cost``).
 LIST_SIZE_ARGUMENTS = frozenset({"perPage", "first", "last", "limit"})
 # Measures saturate here: a bomb's true size is astronomically large and irrelevant.
 CAP = 10**15
@@ -103,12 +109,51 @@ def list_fields(schema: GraphQLSchema) -> ListFields:
     return ListFields(frozenset(paged), frozenset(related - paged))
 
 
-def _multiplier(node: FieldNode, lists: ListFields) -> int:
-    """How many items a field's selection is resolved for: its size argument, else a default page."""
+# A variable's page size: a number, None (null or not given: the argument's default applies), or
+# UNKNOWN (a value that is no number: execution refuses it, the largest page until then).
+UNKNOWN = -(2**31) - 1  # below every GraphQL Int: no value given can be mistaken for it
+
+
+def variable_sizes(operation: OperationDefinitionNode, variables: Mapping[str, Any] | None) -> dict[str, int | None]:
+    """Each of the operation's variables as a page size would read it: the request's value, else
+    the variable's default, else None."""
+    given = variables or {}
+    sizes: dict[str, int | None] = {}
+    for definition in operation.variable_definitions or ():
+        name = definition.variable.name.value
+        if name in given:
+            value = given[name]
+            if value is None:
+                sizes[name] = None
+            elif isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+                sizes[name] = value  # a GraphQL Int; anything else fails the variable's coercion
+            else:
+                sizes[name] = UNKNOWN
+        elif isinstance(definition.default_value, IntValueNode):
+            sizes[name] = int(definition.default_value.value)
+        elif definition.default_value is None or isinstance(definition.default_value, NullValueNode):
+            sizes[name] = None
+        else:
+            sizes[name] = UNKNOWN
+    return sizes
+
+
+def _multiplier(node: FieldNode, lists: ListFields, sizes: Mapping[str, int | None] | None = None) -> int:
+    """How many items a field's selection is resolved for: its size argument (a variable's value
+    from ``sizes``; None: not known yet, counted as 1), else a default page."""
     for argument in node.arguments or ():
         if argument.name.value in LIST_SIZE_ARGUMENTS:
-            if isinstance(argument.value, IntValueNode):
-                return max(min(int(argument.value.value), CAP), 1)
+            value = argument.value
+            if isinstance(value, IntValueNode):
+                return max(min(int(value.value), CAP), 1)
+            if isinstance(value, VariableNode):
+                if sizes is None:
+                    return 1
+                size = sizes.get(value.name.value, UNKNOWN)
+                if size is None:
+                    break  # null or not given: the resolver's default page
+                if size != UNKNOWN:
+                    return max(min(size, CAP), 1)
             return MAX_PER_PAGE
     if node.name.value in lists.paged:
         return DEFAULT_PER_PAGE  # what the resolver returns without a size
@@ -130,6 +175,7 @@ class DocumentWalk:
 
     fragments: dict[str, FragmentDefinitionNode]
     lists: ListFields = ListFields()
+    sizes: Mapping[str, int | None] | None = None  # the variables' page sizes; None: not known
     memo: dict[str, Measure] = field(default_factory=dict)
     visiting: set[str] = field(default_factory=set)
 
@@ -156,7 +202,7 @@ class DocumentWalk:
         return Measure(inner.depth + nested, inner.introspection_depth, aliases, cost)
 
     def _weight(self, node: FieldNode) -> int:
-        return _multiplier(node, self.lists)
+        return _multiplier(node, self.lists, self.sizes)
 
     def fragment(self, name: str) -> Measure:
         if name in self.memo:
@@ -181,35 +227,61 @@ def _lists_of(schema: GraphQLSchema) -> ListFields:
     return found
 
 
-_COSTS: dict[tuple[int, int, str | None], tuple[DocumentNode, int]] = {}
+_COSTS: dict[tuple[Any, ...], tuple[DocumentNode, int]] = {}
 
 
-def operation_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
-    """The cost of the operation that runs, measured as the cost ceiling measures it (at least 1),
-    so the rate-limit budget (schema/rate_limit.py) charges the same number the limit checks.
+def _chosen(document: DocumentNode, operation_name: str | None) -> OperationDefinitionNode | None:
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    return chosen[0] if chosen else None
 
-    Variables do not enter it (a variable page size counts as the largest page), so it is kept
-    per parsed document: the parser cache hands the same document to every request sending the
-    same text, and the walk was about a tenth of a page's GraphQL time."""
-    key = (id(schema), id(document), operation_name)
+
+def operation_cost(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation_name: str | None,
+    variables: Mapping[str, Any] | None = None,
+) -> int:
+    """The cost of the operation that runs with these variables (``first: $n`` weighs n), measured
+    as the cost ceiling measures it (at least 1), so the rate-limit budget (schema/rate_limit.py)
+    charges the number the limit checks (schema/limits.py, once the variables are known).
+
+    Kept per parsed document and page-size variables: the parser cache hands the same document to
+    every request sending the same text, and the walk was about a tenth of a page's GraphQL time."""
+    operation = _chosen(document, operation_name)
+    sizes = variable_sizes(operation, variables) if operation is not None else {}
+    key = (id(schema), id(document), operation_name, tuple(sorted(sizes.items())))
     held = _COSTS.get(key)
     if held is not None and held[0] is document:  # the document is kept: its id cannot be reused
         return held[1]
-    cost = _operation_cost(schema, document, operation_name)
+    cost = _operation_cost(schema, document, operation, sizes)
     if len(_COSTS) >= CACHE_SIZE * 4:
         _COSTS.clear()
     _COSTS[key] = (document, cost)
     return cost
 
 
-def _operation_cost(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> int:
+def _operation_cost(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation: OperationDefinitionNode | None,
+    sizes: Mapping[str, int | None],
+) -> int:
     definitions = document.definitions
     walk = DocumentWalk(
-        {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}, _lists_of(schema)
+        {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}, _lists_of(schema), sizes
     )
-    operations = [d for d in definitions if isinstance(d, OperationDefinitionNode)]
-    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
-    return max(sum(walk.selection_set(o.selection_set).cost for o in chosen[:1]), 1)
+    return max(walk.selection_set(operation.selection_set).cost if operation is not None else 0, 1)
+
+
+def cost_refusal(cost: int, operation: OperationDefinitionNode | None) -> GraphQLError:
+    """The ceiling's refusal, in the same words whether the document alone or its variables
+    put it over."""
+    return _too_complex(
+        f"Query cost {cost} exceeds the limit of {MAX_COST} (fields weighted by list sizes): request fewer "
+        "items or fields.",
+        operation,
+    )
 
 
 class DocumentLimitsRule(ValidationRule):
@@ -240,13 +312,7 @@ class DocumentLimitsRule(ValidationRule):
                     )
                 )
             if measured.cost > MAX_COST:
-                context.report_error(
-                    _too_complex(
-                        f"Query cost {measured.cost} exceeds the limit of {MAX_COST} "
-                        "(fields weighted by list sizes): request fewer items or fields.",
-                        definition,
-                    )
-                )
+                context.report_error(cost_refusal(measured.cost, definition))
         if aliases > MAX_ALIASES:
             context.report_error(_too_complex(f"{aliases} aliases found. Allowed: {MAX_ALIASES}"))
 

@@ -35,6 +35,7 @@ from evidence_gateway.schema.complexity import (
     MAX_DEPTH,
     MAX_INTROSPECTION_DEPTH,
     DocumentLimits,
+    cost_refusal,
     operation_cost,
 )
 from evidence_gateway.schema.document_text import (
@@ -131,6 +132,13 @@ class OperationChecks(SchemaExtension):
                         extensions={"code": TOO_COMPLEX},
                     )
                 ]
+        if chosen:
+            # The cost ceiling again, with the request's page sizes (the cached rule counted a
+            # variable size as 1): ``first: $n`` weighs n, as the budget charges it.
+            cost = operation_cost(context.schema._schema, context.graphql_document, context.operation_name,
+                                  context.variables)  # fmt: skip
+            if cost > MAX_COST:
+                return [cost_refusal(cost, chosen[0])]
         if chosen and chosen[0].operation == OperationType.QUERY:
             budget = getattr(context.context, "execution_budget", None)
             if budget is not None:

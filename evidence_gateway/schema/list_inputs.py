@@ -21,12 +21,17 @@ from evidence_gateway.resolvers.list_queries import (
     CALCULATION_RUNS,
     EVENTS,
     EVIDENCE_ITEMS,
+    IMPORT_BATCHES,
+    LEGACY_REPORTS,
     PACKS,
+    WEBHOOK_DELIVERIES,
+    WEBHOOK_ENDPOINTS,
     WORKSPACES,
     FilterKind,
     ListSpec,
 )
 from evidence_gateway.schema import enums as _enums  # noqa: F401  (describes the model enums first)
+from evidence_gateway.schema import outputs as _outputs  # noqa: F401  (and LegacyReportStatus)
 from evidence_gateway.schema.convert import input_to_dict
 
 
@@ -55,6 +60,8 @@ def _filter_type(spec: ListSpec) -> Any:
             kind = DateTimeRange
         elif declared.kind is FilterKind.CONTAINS:
             kind = str
+        elif declared.kind is FilterKind.FLAG:
+            kind = bool
         else:
             kind = uuid.UUID
         annotations[declared.name] = kind | None
@@ -108,6 +115,14 @@ if TYPE_CHECKING:  # built at import from the declarations; type checkers see in
     EvidenceItemOrder: TypeAlias = Any
     EventFilter: TypeAlias = Any
     EventOrder: TypeAlias = Any
+    WebhookEndpointFilter: TypeAlias = Any
+    WebhookEndpointOrder: TypeAlias = Any
+    WebhookDeliveryFilter: TypeAlias = Any
+    WebhookDeliveryOrder: TypeAlias = Any
+    LegacyReportFilter: TypeAlias = Any
+    LegacyReportOrder: TypeAlias = Any
+    ImportBatchFilter: TypeAlias = Any
+    ImportBatchOrder: TypeAlias = Any
 else:
     WorkspaceFilter = _filter_type(WORKSPACES)
     WorkspaceOrder = _order_type(WORKSPACES)
@@ -119,6 +134,14 @@ else:
     EvidenceItemOrder = _order_type(EVIDENCE_ITEMS)
     EventFilter = _filter_type(EVENTS)
     EventOrder = _order_type(EVENTS)
+    WebhookEndpointFilter = _filter_type(WEBHOOK_ENDPOINTS)
+    WebhookEndpointOrder = _order_type(WEBHOOK_ENDPOINTS)
+    WebhookDeliveryFilter = _filter_type(WEBHOOK_DELIVERIES)
+    WebhookDeliveryOrder = _order_type(WEBHOOK_DELIVERIES)
+    LegacyReportFilter = _filter_type(LEGACY_REPORTS)
+    LegacyReportOrder = _order_type(LEGACY_REPORTS)
+    ImportBatchFilter = _filter_type(IMPORT_BATCHES)
+    ImportBatchOrder = _order_type(IMPORT_BATCHES)
 
 FILTER_HELP = "Only rows matching every given field; null: all of the caller's."
 ORDER_HELP = "The order of the list (and of its cursors); null: the list's own."

@@ -2,7 +2,10 @@
 the GraphQL-over-HTTP incremental delivery RFC frames it (boundary "-"), text/event-stream as
 graphql-sse does ("next" events, then "complete"). The first part is formatted by the view like
 any answer; the later ones here, their errors through the same ``format_error``, so no part
-carries an internal message. All parts together keep ``EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES``."""
+carries an internal message. As a single answer does, the first part carries ``extensions.cost``
+(and ``extensions.request_id``, for clients that cannot read headers, as EventSource) and every
+error of every part its ``extensions.request_id`` (the middleware writes it into single answers
+only). All parts together keep ``EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES``."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from starlette.responses import Response, StreamingResponse
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.schema import incremental
 from evidence_gateway.schema.errors import format_error
+from evidence_gateway.schema.rate_limit import spent
+from evidence_gateway.web.request_id import request_id_of
 
 
 class InParts(Exception):  # noqa: N818 - not an error: the answer, leaving Strawberry's path
@@ -51,11 +56,16 @@ async def response(
     settings = request.app.state.settings
     suggestions = bool(settings.graphql_introspection and settings.graphql_suggestions)
     limit: int = settings.graphql_max_response_bytes
+    request_id = request_id_of(request.scope)
     paths = incremental.Paths()
     paths.announce(result.initial_result)
     first: dict[str, Any] = dict(first_part)
-    if first.get("extensions") is None:
-        first.pop("extensions", None)
+    if first.get("errors"):
+        first["errors"] = [_identified(e, request_id) for e in first["errors"]]
+    extensions = {**(first.get("extensions") or {}), **spent(request.scope)}
+    first["extensions"] = {**extensions, **({"request_id": request_id} if request_id else {})}
+    if not first["extensions"]:
+        del first["extensions"]
     first["pending"] = [p.formatted for p in result.initial_result.pending]
     first["hasNext"] = True
     encoded = dumps(first)
@@ -68,10 +78,10 @@ async def response(
         yield _frame(transport, encoded)
         try:
             async for value in parts:
-                body = dumps(_subsequent(value, paths, suggestions))
+                body = dumps(_subsequent(value, paths, suggestions, request_id))
                 sent += len(body)
                 if sent > limit:
-                    body = dumps(_too_large(paths, limit, suggestions))
+                    body = dumps(_too_large(paths, limit, suggestions, request_id))
                 paths.announce(value)
                 paths.retire(value)
                 yield _frame(transport, body)
@@ -92,15 +102,25 @@ def _frame(transport: incremental.Transport, body: bytes) -> bytes:
     return b"\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n" + body
 
 
+def _identified(error: Any, request_id: str | None) -> Any:
+    """A formatted error with the request's id in its extensions, as single answers carry it."""
+    if not request_id or not isinstance(error, dict):
+        return error
+    extensions = error.get("extensions")
+    return {**error, "extensions": {**(extensions if isinstance(extensions, dict) else {}), "request_id": request_id}}
+
+
 def _subsequent(
-    value: SubsequentIncrementalExecutionResult, paths: incremental.Paths, suggestions: bool
+    value: SubsequentIncrementalExecutionResult, paths: incremental.Paths, suggestions: bool, request_id: str | None
 ) -> dict[str, Any]:
     """A later part in the current format (ids, ``pending``/``completed``), each entry also with
     the ``path`` and ``label`` the 2022 format reads; every error formatted as on the first part."""
     paths.announce(value)  # an entry may belong to a fragment this same part announces
 
     def errors(found: list[GraphQLError] | None) -> dict[str, Any]:
-        return {"errors": [format_error(e, suggestions=suggestions) for e in found]} if found else {}
+        if not found:
+            return {}
+        return {"errors": [_identified(format_error(e, suggestions=suggestions), request_id) for e in found]}
 
     out: dict[str, Any] = {"hasNext": value.has_next}
     if value.pending:
@@ -120,12 +140,13 @@ def _subsequent(
     return out
 
 
-def _too_large(paths: incremental.Paths, limit: int, suggestions: bool) -> dict[str, Any]:
+def _too_large(paths: incremental.Paths, limit: int, suggestions: bool, request_id: str | None) -> dict[str, Any]:
     """The last part when the parts so far reach the response ceiling: every open fragment ends."""
     message = (
         f"the response is larger than {limit} bytes (EVIDENCE_GRAPHQL_MAX_RESPONSE_BYTES): "
         "request fewer items or fields"
     )
     error = GraphQLError(message, extensions={"code": "RESPONSE_TOO_LARGE", "limit_bytes": limit})
-    completed = [{"id": i, "errors": [format_error(error, suggestions=suggestions)]} for i in paths.open]
+    formatted = _identified(format_error(error, suggestions=suggestions), request_id)
+    completed = [{"id": i, "errors": [formatted]} for i in paths.open]
     return {"hasNext": False, "completed": completed}

@@ -11,6 +11,7 @@ from typing import Any
 
 from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql import GraphQLError
+from starlette.types import Scope
 from strawberry.extensions import SchemaExtension
 
 from evidence_gateway.errors import DomainError
@@ -33,7 +34,9 @@ class GraphQLCost(SchemaExtension):
         request = getattr(context.context, "request", None)
         budget = budget_of(request.scope) if request is not None else None
         if budget is not None and context.graphql_document is not None:
-            cost = operation_cost(context.schema._schema, context.graphql_document, context.operation_name)
+            cost = operation_cost(
+                context.schema._schema, context.graphql_document, context.operation_name, context.variables
+            )
             policy = budget.limiter.policies.graphql
             self.verdict = await budget.limiter.hit(policy, budget.identity, cost=cost)
             if self.verdict is not None:
@@ -56,15 +59,31 @@ class GraphQLCost(SchemaExtension):
             response.headers["Retry-After"] = str(details["retry_after"])
 
     def get_results(self) -> dict[str, Any]:
-        if self.verdict is None:
-            return {}
-        return {
-            "cost": {
-                "requestedQueryCost": self.verdict.cost,
-                "throttleStatus": {
-                    "maximumAvailable": self.verdict.policy.limit,
-                    "currentlyAvailable": self.verdict.remaining,
-                    "resetSeconds": self.verdict.reset_seconds,
-                },
-            }
+        return cost_extension(self.verdict)
+
+
+def cost_extension(verdict: Verdict | None) -> dict[str, Any]:
+    """``extensions.cost`` of an answer: what the operation cost and what is left."""
+    if verdict is None:
+        return {}
+    return {
+        "cost": {
+            "requestedQueryCost": verdict.cost,
+            "throttleStatus": {
+                "maximumAvailable": verdict.policy.limit,
+                "currentlyAvailable": verdict.remaining,
+                "resetSeconds": verdict.reset_seconds,
+            },
         }
+    }
+
+
+def spent(scope: Scope) -> dict[str, Any]:
+    """``extensions.cost`` of the operation this request ran, from its budget (an answer in parts,
+    which Strawberry hands over without the extensions' results)."""
+    budget = budget_of(scope)
+    if budget is None:
+        return {}
+    policy = budget.limiter.policies.graphql
+    charged = [v for v in budget.verdicts if v.policy == policy]
+    return cost_extension(charged[-1] if charged else None)

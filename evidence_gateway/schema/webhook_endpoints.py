@@ -19,6 +19,16 @@ from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import LOOKUP_RULE, PageArg, PaginationMeta, PerPageArg, or_null
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    WebhookDeliveryFilter,
+    WebhookDeliveryOrder,
+    WebhookEndpointFilter,
+    WebhookEndpointOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.outputs import json_deprecation
 from evidence_gateway.schema.relay import (
     After,
@@ -68,12 +78,32 @@ class WebhookEndpointType:
     def subscribed_event_types(self) -> list[EventType]:
         return [EventType(t) for t in self.event_types]
 
-    @strawberry.field(description="Attempts to this endpoint, newest first, by cursor.")
+    @strawberry.field(
+        description="Attempts to this endpoint, newest first (or in orderBy's order), narrowed by filter, by cursor."
+    )
     async def deliveries_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[WebhookDeliveryFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[WebhookDeliveryOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[WebhookDeliveryType]:
         convert = lambda d: from_model(WebhookDeliveryType, d)  # noqa: E731
-        return await nested_connection(info, "endpoint.deliveries", self.id, convert, first, after, last, before)
+        return await nested_connection(
+            info,
+            "endpoint.deliveries",
+            self.id,
+            convert,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
+        )
 
     @strawberry.field(
         description="Attempts to this endpoint, newest first.",
@@ -148,12 +178,28 @@ def _with_secret(result: endpoints.EndpointWithSecret) -> WebhookEndpointWithSec
 
 @strawberry.type
 class Query:
-    @strawberry.field(description="The organisation's webhook endpoints, newest first, by cursor.")
+    @strawberry.field(
+        description="The organisation's webhook endpoints, newest first (or in orderBy's order), narrowed by "
+        "filter, by cursor."
+    )
     async def webhook_endpoints_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[WebhookEndpointFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[WebhookEndpointOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[WebhookEndpointType]:
         found = await connections.webhook_endpoints(
-            info.context.ctx, first=first, after=after, last=last, before=before
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
         )
         return connection(found, endpoint_type)
 

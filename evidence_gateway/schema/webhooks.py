@@ -16,6 +16,14 @@ from evidence_gateway.resolvers.pagination import page_params
 from evidence_gateway.schema.common import PageArg, PaginationMeta, PerPageArg
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import from_model, input_to_dict
+from evidence_gateway.schema.list_inputs import (
+    FILTER_HELP,
+    ORDER_HELP,
+    WebhookDeliveryFilter,
+    WebhookDeliveryOrder,
+    filters_of,
+    order_of,
+)
 from evidence_gateway.schema.outputs import WebhookPayload, json_deprecation, webhook_payload
 from evidence_gateway.schema.relay import After, Before, Connection, First, Last, connection, deprecated_for
 
@@ -132,14 +140,27 @@ class Query:
         return from_model(ViewerType, await webhooks.get_viewer(info.context.ctx))
 
     @strawberry.field(
-        description="The caller's webhook delivery attempts, newest first, by cursor (without an admin key: the "
-        "tests sent to a bare URL only, as webhookDeliveries)."
+        description="The caller's webhook delivery attempts, newest first (or in orderBy's order), narrowed by "
+        "filter, by cursor (without an admin key: the tests sent to a bare URL only, as webhookDeliveries)."
     )
     async def webhook_deliveries_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[WebhookDeliveryFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[WebhookDeliveryOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[WebhookDeliveryType]:
         found = await connections.webhook_deliveries(
-            info.context.ctx, first=first, after=after, last=last, before=before
+            info.context.ctx,
+            filters_of(filter),
+            order_of(order_by),
+            first=first,
+            after=after,
+            last=last,
+            before=before,
         )
         return connection(found, lambda d: from_model(WebhookDeliveryType, d))
 

@@ -32,6 +32,8 @@ from evidence_gateway.schema.evidence import WorkspaceEvidenceFields
 from evidence_gateway.schema.list_inputs import (
     FILTER_HELP,
     ORDER_HELP,
+    ImportBatchFilter,
+    ImportBatchOrder,
     WorkspaceFilter,
     WorkspaceOrder,
     filters_of,
@@ -86,12 +88,33 @@ class WorkspaceType(Node, WorkspaceCalculationFields, WorkspacePackFields, Works
     updated_at: datetime = strawberry.field(description="Last change.")
     data_version: int = strawberry.field(description="Raised by every import; a calculation records the one it read.")
 
-    @strawberry.field(description="Import batches of this workspace, newest first, by cursor.")
+    @strawberry.field(
+        description="Import batches of this workspace, newest first (or in orderBy's order), narrowed by filter, "
+        "by cursor."
+    )
     async def imports_connection(
-        self, info: GqlInfo, first: First = None, after: After = None, last: Last = None, before: Before = None
+        self,
+        info: GqlInfo,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+        filter: Annotated[ImportBatchFilter | None, strawberry.argument(description=FILTER_HELP)] = None,
+        order_by: Annotated[ImportBatchOrder | None, strawberry.argument(description=ORDER_HELP)] = None,
     ) -> Connection[ImportBatchType]:
         convert = lambda b: from_model(ImportBatchType, b)  # noqa: E731
-        return await nested_connection(info, "workspace.imports", self.id, convert, first, after, last, before)
+        return await nested_connection(
+            info,
+            "workspace.imports",
+            self.id,
+            convert,
+            first,
+            after,
+            last,
+            before,
+            filters_of(filter),
+            order_of(order_by),
+        )
 
     @strawberry.field(
         description="Import batches of this workspace, newest first.",

@@ -32,7 +32,8 @@ def conditions(table: Table, query: ListQuery | None) -> list[ColumnElement[bool
         elif c.op == "eq":
             found.append(column == c.value)
         elif c.op == "contains":
-            # lower(column) LIKE lower('%' || :value || '%') with % and _ escaped: the same
+            # PostgreSQL: column ILIKE '%' || :value || '%' (served by pg_trgm's indexes,
+            # store/text_search.py); SQLite: lower(column) LIKE lower(...); % and _ escaped: the same
             # case-insensitive match on SQLite and PostgreSQL.
             found.append(column.icontains(c.value, autoescape=True))
         else:  # pragma: no cover - the declaration has no other op

@@ -30,14 +30,22 @@ class EventRepository(Repository[Event, EventRecord]):
     kind = "event"
     time_column = "occurred_at"
 
-    async def after(self, after_sequence: int, limit: int, query: ListQuery | None = None) -> list[Event]:
-        """The caller's events after ``after_sequence``, oldest first, at most ``limit``, narrowed
-        by ``query``'s filters."""
+    async def after(
+        self, after_sequence: int | None, limit: int, query: ListQuery | None = None, *, newest_first: bool = False
+    ) -> list[Event]:
+        """The caller's events after ``after_sequence`` in log order (None: from the start), at
+        most ``limit``, narrowed by ``query``'s filters; ``newest_first`` walks the log backwards
+        (after a position: below it)."""
         table = self.table
+        seq = table.c.sequence
+        if after_sequence is None:
+            bound = []
+        else:
+            bound = [seq < after_sequence if newest_first else seq > after_sequence]
         stmt = (
             self.get_readable_statement()
-            .where(table.c.sequence > after_sequence, *conditions(table, query))
-            .order_by(table.c.sequence)
+            .where(*bound, *conditions(table, query))
+            .order_by(seq.desc() if newest_first else seq)
             .limit(limit)
         )
         async with self.ctx.db.read() as session:

@@ -11,6 +11,7 @@ from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned
 from evidence_gateway.models import WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.base import table_of
+from evidence_gateway.resolvers.list_queries import ListQuery
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow
 from evidence_gateway.store.record_types import WebhookDeliveryRecord, WebhookEndpointRecord
 from evidence_gateway.store.repository import Repository
@@ -40,11 +41,17 @@ class WebhookDeliveryRepository(Repository[WebhookDelivery, WebhookDeliveryRecor
     # registered endpoints carry the endpoint's URL, often a capability, and its answers).
     _tests = NewestFirst(WebhookDelivery, _DELIVERY.c.endpoint_id.is_(None))
 
-    async def page_of_endpoint(self, params: PageWindow, endpoint_id: uuid.UUID) -> Page[WebhookDeliveryRecord]:
-        return await self._of_endpoint.page(self.ctx, params, endpoint_id=endpoint_id)
+    async def page_of_endpoint(
+        self, params: PageWindow, endpoint_id: uuid.UUID, query: ListQuery | None = None
+    ) -> Page[WebhookDeliveryRecord]:
+        if query is None or query.is_plain:
+            return await self._of_endpoint.page(self.ctx, params, endpoint_id=endpoint_id)
+        return await self.page(params, query, _DELIVERY.c.endpoint_id == endpoint_id)
 
-    async def page_of_tests(self, params: PageWindow) -> Page[WebhookDeliveryRecord]:
-        return await self._tests.page(self.ctx, params)
+    async def page_of_tests(self, params: PageWindow, query: ListQuery | None = None) -> Page[WebhookDeliveryRecord]:
+        if query is None or query.is_plain:
+            return await self._tests.page(self.ctx, params)
+        return await self.page(params, query, _DELIVERY.c.endpoint_id.is_(None))
 
 
 class WebhookMessageStates:
