@@ -58,6 +58,29 @@ async def revoke_recipient(request: Request) -> Response:
     )
 
 
+async def set_host(request: Request) -> Response:
+    """PUT /api/sharing/recipients/{id}/host {url, client_id, client_secret}: where the answers to
+    the recipient's PACT requests go, and the credentials for that host (the secret never shown)."""
+    recipient_id = request.path_params["id"]
+
+    def render(recipient: DataRecipient, _ctx: Ctx) -> Response:
+        return envelope(recipient_out(recipient))
+
+    return await write(request, lambda ctx, body: sharing.set_recipient_host(ctx, recipient_id, body), render)
+
+
+async def clear_host(request: Request) -> Response:
+    """DELETE /api/sharing/recipients/{id}/host: the recipient's requests are no longer answered."""
+    recipient_id = request.path_params["id"]
+
+    def render(recipient: DataRecipient, _ctx: Ctx) -> Response:
+        return envelope(recipient_out(recipient))
+
+    return await write(
+        request, lambda ctx, _body: sharing.clear_recipient_host(ctx, recipient_id), render, body_required=False
+    )
+
+
 async def publish(request: Request) -> Response:
     """POST /api/sharing/publications {recipient_id, pack_id}: the pack is visible to the recipient."""
 
@@ -90,6 +113,8 @@ routes: list[BaseRoute] = merge_methods(
         Route("/api/sharing/recipients", list_recipients, methods=["GET"]),
         Route("/api/sharing/recipients", create_recipient, methods=["POST"]),
         Route("/api/sharing/recipients/{id}/revoke", revoke_recipient, methods=["POST"]),
+        Route("/api/sharing/recipients/{id}/host", set_host, methods=["PUT"]),
+        Route("/api/sharing/recipients/{id}/host", clear_host, methods=["DELETE"]),
         Route("/api/sharing/publications", list_publications, methods=["GET"]),
         Route("/api/sharing/publications", publish, methods=["POST"]),
         Route("/api/sharing/publications/{id}/withdraw", withdraw, methods=["POST"]),

@@ -52,9 +52,7 @@ def upgrade() -> None:
         sa.Column("created_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
         sa.Column("delivered_at", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
         sa.ForeignKeyConstraint(["org_id"], ["organization.id"], name=op.f("fk_exchange_message_org_id")),
-        sa.ForeignKeyConstraint(
-            ["recipient_id"], ["data_recipient.id"], name=op.f("fk_exchange_message_recipient_id")
-        ),
+        sa.ForeignKeyConstraint(["recipient_id"], ["data_recipient.id"], name=op.f("fk_exchange_message_recipient_id")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_exchange_message")),
     )
     with op.batch_alter_table("exchange_message", schema=None) as batch_op:
