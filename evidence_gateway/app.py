@@ -18,7 +18,6 @@ from evidence_gateway.auth import KeyCache
 from evidence_gateway.core import evidence_keys, instance_secrets, wakeups
 from evidence_gateway.core.subscriptions import SubscriptionHub
 from evidence_gateway.exchange import routes as exchange
-from evidence_gateway.exchange import routes_admin as sharing_admin
 from evidence_gateway.exchange.auth import TokenKeys
 from evidence_gateway.exchange.outbox import ExchangeOutbox
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
@@ -142,8 +141,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             *(graphiql.routes if settings.graphiql else []),
             # The REST reference (Redoc over /api/openapi.json), before the /api mount that would take it.
             *api_docs.routes,
-            # The data owner's sharing admin (docs/ileap.md), beside the frozen contract's paths.
-            *sharing_admin.routes,
             Mount("/api", routes=rest_compat.routes),
             *rest_compat.well_known,
             # PACT / iLEAP host (docs/ileap.md): /auth/token, discovery, /2/…, /3/… at the root,

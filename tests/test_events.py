@@ -387,7 +387,9 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
     secret = customer["client_secret"]
     assert secret not in log_text and hashlib.sha256(secret.encode()).hexdigest() not in log_text
     # Its host's events name the URL and client id used there; never the secret held for it.
-    assert only("host-set", RECIPIENT_HOST)["data"] == {k: v for k, v in flow.data("host-set").items() if k != "revoked"}
+    assert only("host-set", RECIPIENT_HOST)["data"] == {
+        k: v for k, v in flow.data("host-set").items() if k != "revoked"
+    }
     assert only("host-clear", RECIPIENT_HOST)["data"]["host"] is None
     assert "s3cret-at-their-host" not in log_text
     assert only("withdraw", WITHDRAWN)["data"]["withdrawn_at"] == flow.data("withdraw")["withdrawn_at"]
