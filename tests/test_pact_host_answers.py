@@ -198,7 +198,7 @@ async def test_an_answer_the_host_refuses_is_sent_again_and_a_malformed_request_
 
 
 async def test_the_host_secret_is_never_shown_and_a_recipient_without_a_host_is_not_answered(
-    configured: Configured, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, database_url: str
+    configured: Configured, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="evidence_gateway")
     async with requester_host() as host, configured(dispatcher=True) as api:
@@ -227,18 +227,32 @@ async def test_the_host_secret_is_never_shown_and_a_recipient_without_a_host_is_
             "mutation($id: UUID!) { clearDataRecipientHost(id: $id) { host { url } } }", {"id": client.recipient_id}
         )
         assert cleared["data"]["clearDataRecipientHost"]["host"] is None
-        # Set again from the command line, the secret on standard input.
-        url = database_url.replace("+aiosqlite", "").replace("+asyncpg", "")
-        monkeypatch.setattr(sys, "stdin", io.StringIO(HOST_SECRET + "\n"))
-        monkeypatch.setenv("EVIDENCE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")  # the host is on this machine
-        get_settings.cache_clear()
-        done = run_cli("recipients", "host", client.recipient_id, "--org", "org-configured", "--url", host.base,
-                       "--client-id", HOST_ID, "--database-url", url)  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        assert HOST_SECRET not in done.stdout
-        get_settings.cache_clear()
         everything = (await api.get("/api/v2/events", params={"limit": 100})).text
         listed_text = (await api.get("/api/sharing/recipients")).text
     assert HOST_SECRET not in everything and HOST_SECRET not in listed_text and HOST_SECRET not in str(gql)
     assert HOST_SECRET not in caplog.text
     assert not any(r.getMessage().count(t) for r in caplog.records for t in host.tokens)
+
+
+async def test_the_command_line_sets_and_clears_a_host_reading_the_secret_from_standard_input(
+    api: Api, monkeypatch: pytest.MonkeyPatch, database_url: str
+) -> None:
+    client = await recipient(api)
+    url = database_url.replace("+aiosqlite", "").replace("+asyncpg", "")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(HOST_SECRET + "\n"))
+    monkeypatch.setenv("EVIDENCE_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")  # the host is on this machine
+    get_settings.cache_clear()
+    try:
+        done = run_cli("recipients", "host", client.recipient_id, "--org", "org-a", "--url", "http://127.0.0.1:9/pact",
+                       "--client-id", HOST_ID, "--database-url", url)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert HOST_SECRET not in done.stdout and "http://127.0.0.1:9/pact" in done.stdout
+        listed = (await api.get("/api/sharing/recipients")).json()["data"]
+        assert listed[0]["host"] == {"url": "http://127.0.0.1:9/pact", "client_id": HOST_ID}
+        refused = run_cli("recipients", "host", client.recipient_id, "--org", "org-a", "--database-url", url)
+        assert refused.returncode != 0 and "--url" in refused.stderr
+        cleared = run_cli("recipients", "host", client.recipient_id, "--org", "org-a", "--clear", "--database-url", url)
+        assert cleared.returncode == 0, cleared.stderr
+        assert (await api.get("/api/sharing/recipients")).json()["data"][0]["host"] is None
+    finally:
+        get_settings.cache_clear()
