@@ -323,7 +323,7 @@ async def test_v3_criteria_filter_and_v2_filter_syntax_is_not_v3_s(shared: tuple
     pact_error(await client.get("/3/footprints", token, params={"$filter": "created ge 'x'"}), 400, "NotImplemented")
 
 
-# ---- Action Events (PACT v2 TC 12–16, v3 TC 12–16) ---------------------------------------------
+# ---- Action Events (PACT v2 TC 12–16 and 21, v3 TC 12–16) -------------------------------------
 
 PUBLISHED_V2 = {
     "type": "org.wbcsd.pathfinder.ProductFootprint.Published.v1",
@@ -331,7 +331,7 @@ PUBLISHED_V2 = {
     "id": "123e4567-e89b-12d3-a456-426614174000",
     "source": "https://webhook.example.com",
     "time": "2023-05-19T11:30:00Z",
-    "data": {"pfIds": ["urn:gtin:4712345060507"]},
+    "data": {"pfIds": ["3a6c14a7-4deb-498a-b5ea-16ce2535b576"]},  # TC 15
 }
 V2_EVENTS = [
     PUBLISHED_V2,
@@ -382,6 +382,7 @@ async def test_events_refused_as_the_spec_says(shared: tuple[Client, dict[str, A
     for broken in (
         {k: v for k, v in event.items() if k != "specversion"},
         {**event, "data": {"pfIds": []}},
+        {**event, "data": {"pfIds": ["urn:gtin:4712345060507"]}},  # TC 21: pfIds are UUIDs
         {**event, "id": ""},
         [event],
     ):

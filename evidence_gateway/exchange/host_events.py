@@ -20,6 +20,7 @@ Error codes inside a rejection may use either spelling of the expired-token code
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -69,7 +70,11 @@ async def accept(ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], e
     if not isinstance(data, dict):
         raise bad_request("data must be a JSON object")
     if known == "published":
-        answers.strings(data, "pfIds", required=True)
+        for pf_id in answers.strings(data, "pfIds", required=True):
+            try:
+                uuid.UUID(pf_id)
+            except ValueError:
+                raise bad_request("data.pfIds: ProductFootprint ids are UUIDs") from None
     elif known == "fulfilled":
         _text(data, "requestEventId")
         if not isinstance(data.get("pfs"), list):
