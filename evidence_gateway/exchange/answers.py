@@ -96,7 +96,8 @@ def request_filter(version: Literal["v2", "v3"], data: Mapping[str, Any]) -> Mat
             if value:
                 criteria[name] = list(value)
         elif isinstance(value, str):
-            criteria[name] = [value]
+            if value:
+                criteria[name] = [value]
         elif value is not None:
             raise bad_request(f"data.{name} must be a string or a list of strings")
     if not criteria:
