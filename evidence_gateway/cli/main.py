@@ -99,12 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-dispatcher",
         action="store_true",
-        help="do not deliver webhooks from this process (run `evidence-gateway worker` instead)",
+        help="do not deliver webhooks nor PACT answers from this process (run `evidence-gateway worker` instead)",
     )
     db_option(serve)
     serve.set_defaults(run=("serve", "serve"))
 
-    worker = command(sub, "worker", "run webhook delivery and background work without HTTP")
+    worker = command(sub, "worker", "run webhook delivery, PACT answers and background work without HTTP")
     db_option(worker)
     worker.set_defaults(run=("serve", "worker"))
 
