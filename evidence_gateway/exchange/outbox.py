@@ -87,6 +87,8 @@ class ExchangeOutbox:
         if room <= 0:
             return 0
         now = utcnow()
+        if not await exchange_outbox.any_due(self.db, now):
+            return 0
         until = now + timedelta(seconds=self.settings.webhook_claim_seconds)
         claimed = await exchange_outbox.claim_due(self.db, NODE_ID, now, until, room)
         for message, recipient in claimed:

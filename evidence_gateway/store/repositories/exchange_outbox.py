@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, or_, select, update
+from sqlalchemy import Table, bindparam, or_, select, update
 
 from evidence_gateway.models import DataRecipient, ExchangeMessage
 from evidence_gateway.models.base import table_of
@@ -24,12 +24,20 @@ _RECIPIENT: Table = table_of(DataRecipient)
 PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
 
 
-def _due(now: datetime) -> list[Any]:
+def _due(now: Any) -> list[Any]:
     return [
         _MESSAGE.c.status == PENDING,
         _MESSAGE.c.next_attempt_at <= now,
         or_(_MESSAGE.c.claimed_until.is_(None), _MESSAGE.c.claimed_until < now),
     ]
+
+
+_ONE_DUE = select(_MESSAGE.c.id).where(*_due(bindparam("now"))).limit(1)
+
+
+async def any_due(db: Database, now: datetime) -> bool:
+    """Whether a message is due: a read (an idle sender takes no write lock, which SQLite has one of)."""
+    return bool(await db.fetch(_ONE_DUE, {"now": now}))
 
 
 async def enqueue(db: Database, message: ExchangeMessage) -> None:
