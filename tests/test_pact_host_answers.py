@@ -190,8 +190,13 @@ async def test_an_answer_the_host_refuses_is_sent_again_and_a_malformed_request_
         )
         assert resp.status_code == 400 and resp.json()["code"] == "BadRequest"
         await ask(client, token, "2", "again-1", V2 + "Created.v1", {"pf": {"productIds": ["urn:pact:null"]}})
+        # The requester sends the same event again: it is answered once.
+        await ask(client, token, "2", "again-1", V2 + "Created.v1", {"pf": {"productIds": ["urn:pact:null"]}})
         await eventually(lambda: len(host.received) == 2, "the answer, refused once then sent again")
-    first, second = (body for _p, _h, body in host.received)
+        await ask(client, token, "2", "after", V2 + "Created.v1", {"pf": {"productIds": ["urn:pact:null"]}})
+        await eventually(lambda: len(host.received) == 3, "the next request's answer")
+    assert [body["data"]["requestEventId"] for _p, _h, body in host.received] == ["again-1", "again-1", "after"]
+    first, second, _after = (body for _p, _h, body in host.received)
     # The same answer sent again, with the same event id (a receiver can drop repeats).
     assert first["id"] == second["id"] and first["data"] == second["data"]
     assert first["data"]["requestEventId"] == "again-1" and first["data"]["error"]["code"] == "NoSuchFootprint"

@@ -109,7 +109,8 @@ def request_filter(version: Literal["v2", "v3"], data: Mapping[str, Any]) -> Mat
 async def enqueue(
     ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], event_id: str, data: dict[str, Any], source: str
 ) -> None:
-    """Queue the answer to a request; the sender decides and sends it."""
+    """Queue the answer to a request; the sender decides and sends it. A request id the recipient
+    sent before is not queued again."""
     message = ExchangeMessage(
         org_id=recipient.org_id,
         recipient_id=recipient.recipient_id,
@@ -120,7 +121,8 @@ async def enqueue(
         reply_source=source,
         next_attempt_at=utcnow(),
     )
-    await exchange_outbox.enqueue(ctx.db, message)
+    if not await exchange_outbox.enqueue(ctx.db, message):
+        return  # the same request again (its sender retried): answered once
     for waker in list(_wakers):
         waker.set()
 

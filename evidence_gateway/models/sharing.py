@@ -77,7 +77,11 @@ class ExchangeMessage(SQLModel, table=True):
     as webhook messages are (exchange/outbox.py)."""
 
     __tablename__ = "exchange_message"
-    __table_args__ = (Index("ix_exchange_message_due", "status", "next_attempt_at"),)
+    __table_args__ = (
+        # A request sent twice (its sender retried) is answered once: CloudEvents ids are unique per source.
+        UniqueConstraint("recipient_id", "kind", "request_event_id"),
+        Index("ix_exchange_message_due", "status", "next_attempt_at"),
+    )
 
     id: uuid.UUID = id_field()
     org_id: uuid.UUID = org_fk()

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Table, bindparam, or_, select, update
+from sqlalchemy.exc import IntegrityError
 
 from evidence_gateway.models import DataRecipient, ExchangeMessage
 from evidence_gateway.models.base import table_of
@@ -40,9 +41,14 @@ async def any_due(db: Database, now: datetime) -> bool:
     return bool(await db.fetch(_ONE_DUE, {"now": now}))
 
 
-async def enqueue(db: Database, message: ExchangeMessage) -> None:
-    async with db.write() as session:
-        session.add(message)
+async def enqueue(db: Database, message: ExchangeMessage) -> bool:
+    """Queue a message; False when the recipient's request was queued before (one answer each)."""
+    try:
+        async with db.write() as session:
+            session.add(message)
+    except IntegrityError:
+        return False
+    return True
 
 
 async def claim_due(

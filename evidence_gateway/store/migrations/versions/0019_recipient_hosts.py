@@ -54,6 +54,12 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["org_id"], ["organization.id"], name=op.f("fk_exchange_message_org_id")),
         sa.ForeignKeyConstraint(["recipient_id"], ["data_recipient.id"], name=op.f("fk_exchange_message_recipient_id")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_exchange_message")),
+        sa.UniqueConstraint(
+            "recipient_id",
+            "kind",
+            "request_event_id",
+            name=op.f("uq_exchange_message_recipient_id_kind_request_event_id"),
+        ),
     )
     with op.batch_alter_table("exchange_message", schema=None) as batch_op:
         batch_op.create_index("ix_exchange_message_due", ["status", "next_attempt_at"], unique=False)
