@@ -100,8 +100,8 @@ async def requester_host(discovery: bool = True, script: list[int] | None = None
         yield host
 
 
-async def set_host(api: Api, client: Client, url: str, secret: str = HOST_SECRET) -> httpx.Response:
-    body = {"url": url, "client_id": HOST_ID, "client_secret": secret}
+async def set_host(api: Api, client: Client, url: str, secret: str = HOST_SECRET, **more: str) -> httpx.Response:
+    body = {"url": url, "client_id": HOST_ID, "client_secret": secret, **more}
     return await api.http.put(
         f"/api/sharing/recipients/{client.recipient_id}/host", json=body, headers={"Authorization": f"Bearer {api.key}"}
     )
@@ -129,7 +129,7 @@ async def test_requests_are_answered_at_the_requester_s_host_on_both_majors(conf
             await publish(api, client, pack)
             resp = await set_host(api, client, host.base + "/")
             assert resp.status_code == 200, resp.text
-            assert resp.json()["data"]["host"] == {"url": host.base, "client_id": HOST_ID}
+            assert resp.json()["data"]["host"] == {"url": host.base, "client_id": HOST_ID, "pact_version": "3"}
         token = await first.token()
         footprints = (await first.get("/2/footprints", token, params={"limit": 100})).json()["data"]
         wanted = footprints[0]["productIds"]
@@ -217,12 +217,13 @@ async def test_the_host_secret_is_never_shown_and_a_recipient_without_a_host_is_
         assert refused.status_code == 422 and "url" in refused.text
         assert (await set_host(api, client, host.base)).status_code == 200
         listed = (await api.get("/api/sharing/recipients")).json()["data"]
-        assert listed[0]["host"] == {"url": host.base, "client_id": HOST_ID}
-        gql = await api.gql("{ dataRecipients { id host { url clientId } } }")
-        assert gql["data"]["dataRecipients"][0]["host"] == {"url": host.base, "clientId": HOST_ID}
+        assert listed[0]["host"] == {"url": host.base, "client_id": HOST_ID, "pact_version": "3"}
+        gql = await api.gql("{ dataRecipients { id host { url clientId pactVersion } } }")
+        assert gql["data"]["dataRecipients"][0]["host"] == {"url": host.base, "clientId": HOST_ID, "pactVersion": "3"}
         events = (await api.get("/api/v2/events", params={"limit": 100})).json()["data"]
         changed = [e for e in events if e["type"] == "data_recipient.host_changed"]
-        assert len(changed) == 1 and changed[0]["data"]["host"] == {"url": host.base, "client_id": HOST_ID}
+        assert len(changed) == 1
+        assert changed[0]["data"]["host"] == {"url": host.base, "client_id": HOST_ID, "pact_version": "3"}
         await ask(client, token, "2", "with-host", V2 + "Created.v1", {"pf": {"productIds": ["urn:pact:null"]}})
         await eventually(lambda: host.received, "the answer")
         assert [body["data"]["requestEventId"] for _p, _h, body in host.received] == ["with-host"]
@@ -249,11 +250,11 @@ async def test_the_command_line_sets_and_clears_a_host_reading_the_secret_from_s
     get_settings.cache_clear()
     try:
         done = run_cli("recipients", "host", client.recipient_id, "--org", "org-a", "--url", "http://127.0.0.1:9/pact",
-                       "--client-id", HOST_ID, "--database-url", url)  # fmt: skip
+                       "--client-id", HOST_ID, "--pact-version", "2", "--database-url", url)  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert HOST_SECRET not in done.stdout and "http://127.0.0.1:9/pact" in done.stdout
         listed = (await api.get("/api/sharing/recipients")).json()["data"]
-        assert listed[0]["host"] == {"url": "http://127.0.0.1:9/pact", "client_id": HOST_ID}
+        assert listed[0]["host"] == {"url": "http://127.0.0.1:9/pact", "client_id": HOST_ID, "pact_version": "2"}
         refused = run_cli("recipients", "host", client.recipient_id, "--org", "org-a", "--database-url", url)
         assert refused.returncode != 0 and "--url" in refused.stderr
         cleared = run_cli("recipients", "host", client.recipient_id, "--org", "org-a", "--clear", "--database-url", url)
@@ -261,3 +262,27 @@ async def test_the_command_line_sets_and_clears_a_host_reading_the_secret_from_s
         assert (await api.get("/api/sharing/recipients")).json()["data"][0]["host"] is None
     finally:
         get_settings.cache_clear()
+
+
+async def test_a_pack_published_to_a_recipient_with_a_host_is_announced_in_the_major_it_speaks(
+    configured: Configured,
+) -> None:
+    async with requester_host() as host, configured(dispatcher=True) as api:
+        pack = await published_pack(api)
+        client = await recipient(api)
+        assert (await set_host(api, client, host.base, pact_version="2")).status_code == 200
+        publication = await publish(api, client, pack)
+        await eventually(lambda: host.received, "the Published notice")
+        token = await client.token()
+        ids = {f["id"] for f in (await client.get("/2/footprints", token, params={"limit": 100})).json()["data"]}
+        # Withdrawn and published again: a second notice; publishing a live one again: none.
+        withdrawn = await api.post(f"/api/sharing/publications/{publication['id']}/withdraw")
+        assert withdrawn.status_code == 200
+        await publish(api, client, pack)
+        await publish(api, client, pack)
+        await eventually(lambda: len(host.received) >= 2, "the second notice")
+    path, _headers, notice = host.received[0]
+    assert path == "/2/events" and notice["type"] == "org.wbcsd.pathfinder.ProductFootprint.Published.v1"
+    assert set(notice["data"]["pfIds"]) == ids and notice["source"] == "http://testserver/2/events"
+    assert len(host.received) == 2 and host.received[1][2]["data"] == notice["data"]
+    assert host.received[1][2]["id"] != notice["id"]

@@ -130,7 +130,7 @@ def recipients_host(args: argparse.Namespace) -> int:
     secret = sys.stdin.readline().strip()
     if not secret:
         raise CliError("no client secret on standard input")
-    data = {"url": args.url, "client_id": args.client_id, "client_secret": secret}
+    data = {"url": args.url, "client_id": args.client_id, "client_secret": secret, "pact_version": args.pact_version}
 
     async def set_host(db: Database) -> Any:
         return await sharing.set_recipient_host(await sharing.operator(db, args.org), args.recipient, data)

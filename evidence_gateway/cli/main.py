@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     org_option(hosted)
     hosted.add_argument("--url", default=None, help="the host's base URL (its /2/events, /auth/token below it)")
     hosted.add_argument("--client-id", default=None, help="the client id the recipient's host issued to you")
+    hosted.add_argument(
+        "--pact-version", choices=("2", "3"), default="3", help="the PACT major the host speaks (Published notices)"
+    )
     hosted.add_argument("--clear", action="store_true", help="forget the host and its credentials")
     db_option(hosted)
     hosted.set_defaults(run=("org", "recipients_host"))

@@ -1,5 +1,6 @@
 """Answers to a recipient's requests: which footprints a request asks for, the answer queued for
-the recipient's host, and the CloudEvent that answers it (PACT v2 §6.6, v3 "Action Events").
+the recipient's host, and the CloudEvent that answers it (PACT v2 §6.6, v3 "Action Events");
+and the ``Published`` notice of a pack newly published to a recipient whose host is known.
 
 The answer is decided when it is sent, from the recipient's publications as they are then: a
 ``…Fulfilled`` event with every matching footprint, or a ``…Rejected`` one (``NoSuchFootprint``
@@ -11,6 +12,7 @@ RequestFulfilled event ... per RequestCreated event"): the message is retried, n
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -123,8 +125,41 @@ async def enqueue(
     )
     if not await exchange_outbox.enqueue(ctx.db, message):
         return  # the same request again (its sender retried): answered once
+    wake()
+
+
+def wake() -> None:
+    """Start this process's senders now (after a commit that queued a message)."""
     for waker in list(_wakers):
         waker.set()
+
+
+def published_notice(recipient: Any, publication_id: uuid.UUID, pack_id: uuid.UUID, base_url: str) -> ExchangeMessage:
+    """A Published notice of a pack newly published to a recipient with a host, in the major its
+    host speaks (added to the publication's own transaction)."""
+    major = recipient.host_pact_version or "3"
+    return ExchangeMessage(
+        org_id=recipient.org_id,
+        recipient_id=recipient.id,
+        kind="published",
+        major=major,
+        request_event_id=f"{publication_id}/{uuid.uuid4()}",  # a notice per (re)publication
+        request={"pack_id": str(pack_id)},
+        reply_source=f"{base_url.rstrip('/')}/{major}/events",
+        next_attempt_at=utcnow(),
+    )
+
+
+def notice(message: ExchangeMessage, pf_ids: list[uuid.UUID]) -> dict[str, Any]:
+    """The Published event of a queued notice: the ids of the pack's footprints."""
+    return {
+        "type": TYPES[message.major]["published"],
+        "specversion": "1.0",
+        "id": str(message.id),
+        "source": message.reply_source,
+        "time": _instant(utcnow()),
+        "data": {"pfIds": [str(i) for i in pf_ids]},
+    }
 
 
 def _instant(when: datetime) -> str:

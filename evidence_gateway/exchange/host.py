@@ -174,6 +174,14 @@ async def footprint(ctx: Ctx, recipient: Recipient, footprint_id: uuid.UUID) -> 
     return next((f for f in await footprints(ctx, recipient) if f.id == footprint_id), None)
 
 
+async def pack_footprint_ids(ctx: Ctx, recipient: Recipient, pack_id: uuid.UUID) -> list[uuid.UUID] | None:
+    """The ids of one pack's footprints, None when the pack is not (or no longer) published to it."""
+    for pack in await PublicationRepository(ctx).published_packs(recipient.recipient_id):
+        if pack.pack_id == pack_id:
+            return [f.id for f in (await _mapped(ctx, pack)).footprints]
+    return None
+
+
 async def activity(ctx: Ctx, recipient: Recipient) -> list[dict[str, Any]]:
     """Every Transport Activity Data row of the recipient's published packs."""
     return [row for mapped in await _all(ctx, recipient) for row in mapped.activity]

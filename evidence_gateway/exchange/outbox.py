@@ -8,7 +8,9 @@ publications as they are then (exchange/answers.py), sent with a token from the 
 (exchange/outbound.py) and recorded: delivered, or retried on the webhooks' schedule
 (``EVIDENCE_WEBHOOK_RETRY_SCHEDULE``, about 28 hours; PACT asks for an exponential backoff given
 up after at most 72) and then failed. A node that dies mid-attempt lets its claim run out.
-A recipient revoked, or whose host was cleared, since it asked is not answered.
+A recipient revoked, or whose host was cleared, since it asked is not answered. Published
+notices (a pack newly published to a recipient with a host) go the same way, unless the pack was
+withdrawn before they went out.
 """
 
 from __future__ import annotations
@@ -117,7 +119,14 @@ class ExchangeOutbox:
             return
         caller = host.Recipient(recipient.id, recipient.org_id, recipient.client_id, recipient.host_url)
         ctx = host.recipient_ctx(self.db, self.settings, caller, None)
-        what, event = answers.answer(message, await host.footprints(ctx, caller))
+        if message.kind == "published":
+            pf_ids = await host.pack_footprint_ids(ctx, caller, uuid.UUID(message.request["pack_id"]))
+            if pf_ids is None:
+                await self._finish(message.id, status=exchange_outbox.FAILED, last_error="not sent: withdrawn")
+                return
+            what, event = "published", answers.notice(message, pf_ids)
+        else:
+            what, event = answers.answer(message, await host.footprints(ctx, caller))
         credentials = outbound.HostCredentials(
             recipient.host_url, recipient.host_client_id, recipient.host_client_secret
         )
@@ -130,7 +139,7 @@ class ExchangeOutbox:
         except outbound.Failed as failed:
             await self._failed(message, what, failed)
             return
-        log.info("PACT answer %s (%s) to request %s of recipient %s delivered", message.id, what,
+        log.info("PACT %s event %s (for %s) to recipient %s delivered", what, message.id,
                  message.request_event_id[:100], recipient.client_id)  # fmt: skip
         await self._finish(
             message.id,

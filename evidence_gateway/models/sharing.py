@@ -7,6 +7,7 @@ withdrawn. The host's token-signing key belongs to the installation, like its ot
 
 from __future__ import annotations
 
+import enum
 import uuid
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,13 @@ from sqlalchemy import Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from evidence_gateway.models.base import counter_field, created_field, id_field, json_field, org_fk
+
+
+class PactVersion(enum.StrEnum):
+    """The PACT major a recipient's host speaks (where Published notices go)."""
+
+    v2 = "2"
+    v3 = "3"
 
 
 class DataRecipient(SQLModel, table=True):
@@ -38,6 +46,8 @@ class DataRecipient(SQLModel, table=True):
     host_url: str | None = Field(default=None, max_length=2000)
     host_client_id: str | None = Field(default=None, max_length=200)
     host_client_secret: str | None = Field(default=None, max_length=500)
+    # The PACT major the host speaks ("2" or "3"): where Published notices go.
+    host_pact_version: str | None = Field(default=None, max_length=1)
 
 
 class Publication(SQLModel, table=True):

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
+from evidence_gateway.models import PactVersion
 from evidence_gateway.read_models.base import EXTENSION, ReadModel
 
 
@@ -16,13 +17,16 @@ class RecipientHost(ReadModel):
 
     url: str = Field(description="Its base URL (/2/events, /3/events, /auth/token below it).")
     client_id: str = Field(description="The client id its host issued to the data owner.")
+    pact_version: PactVersion = Field(description="The PACT major it speaks: where Published notices go.")
 
 
 class DataRecipient(ReadModel):
     """A customer that pulls the organisation's published footprints over PACT / iLEAP with OAuth2
     client credentials. Never shows its client secret (or its host's)."""
 
-    internal = frozenset({"org_id", "secret_hash", "host_url", "host_client_id", "host_client_secret"})
+    internal = frozenset(
+        {"org_id", "secret_hash", "host_url", "host_client_id", "host_client_secret", "host_pact_version"}
+    )
     model_config = ConfigDict(json_schema_extra=EXTENSION)
     derived = frozenset({"host", "revoked"})
 
@@ -38,7 +42,7 @@ class DataRecipient(ReadModel):
     def derive(cls, obj: Any) -> dict[str, Any]:
         host = None
         if obj.host_url is not None and obj.host_client_id is not None:
-            host = {"url": obj.host_url, "client_id": obj.host_client_id}
+            host = {"url": obj.host_url, "client_id": obj.host_client_id, "pact_version": obj.host_pact_version or "3"}
         return {"host": host, "revoked": obj.revoked_at is not None}
 
 

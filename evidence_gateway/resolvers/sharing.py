@@ -21,10 +21,11 @@ from evidence_gateway.core.events import EventType
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.uow import unit_of_work
 from evidence_gateway.errors import Conflict, InvalidInput, NotFound
+from evidence_gateway.exchange import answers
 from evidence_gateway.exchange.auth import hash_secret, new_client_id, new_client_secret
-from evidence_gateway.models import DataRecipient, PackStatus, Publication
+from evidence_gateway.models import DataRecipient, PackStatus, PactVersion, Publication
 from evidence_gateway.packs.lookup import load_pack
-from evidence_gateway.resolvers.validation import Name, StrictInput, UUIDField, parse, parse_id
+from evidence_gateway.resolvers.validation import Name, OneOf, StrictInput, UUIDField, parse, parse_id
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.repositories.keys import OrganizationRepository
@@ -57,6 +58,9 @@ class RecipientHost(StrictInput):
     """The client id the recipient's host issued to this organisation."""
     client_secret: Annotated[str, StringConstraints(min_length=1, max_length=500, pattern=r"^[\x21-\x7e]+$")]
     """Its client secret: stored to authenticate with, never shown again."""
+    pact_version: Annotated[str, OneOf(PactVersion)] = "3"
+    """The PACT major the host speaks: Published notices go to its ``/2/events`` or ``/3/events``
+    (answers to a request use the request's own)."""
 
 
 class PublicationCreate(StrictInput):
@@ -86,12 +90,16 @@ def recipient_json(recipient: DataRecipient) -> dict[str, Any]:
     }
 
 
-def host_json(recipient: DataRecipient) -> dict[str, str] | None:
+def host_json(recipient: DataRecipient | Any) -> dict[str, str] | None:
     """Where answers to the recipient's requests go: its host's URL and the client id used there;
     never the client secret."""
     if recipient.host_url is None or recipient.host_client_id is None:
         return None
-    return {"url": recipient.host_url, "client_id": recipient.host_client_id}
+    return {
+        "url": recipient.host_url,
+        "client_id": recipient.host_client_id,
+        "pact_version": recipient.host_pact_version or "3",
+    }
 
 
 def publication_json(publication: Publication) -> dict[str, Any]:
@@ -162,6 +170,7 @@ async def set_recipient_host(ctx: Ctx, recipient_id: Any, data: Any) -> DataReci
         recipient.host_url = p.url.rstrip("/")
         recipient.host_client_id = p.client_id
         recipient.host_client_secret = p.client_secret
+        recipient.host_pact_version = p.pact_version
         uow.emit(EventType.data_recipient_host_changed, "data_recipient", recipient.id, recipient_json(recipient))
         uow.respond(recipient)
     return recipient
@@ -178,6 +187,7 @@ async def clear_recipient_host(ctx: Ctx, recipient_id: Any) -> DataRecipient:
             raise NotFound("data recipient not found", resource="data_recipient", id=str(recipient_id))
         if recipient.host_url is not None:
             recipient.host_url = recipient.host_client_id = recipient.host_client_secret = None
+            recipient.host_pact_version = None
             uow.emit(EventType.data_recipient_host_changed, "data_recipient", recipient.id, recipient_json(recipient))
         uow.respond(recipient)
     return recipient
@@ -234,12 +244,28 @@ async def _publish(ctx: Ctx, p: PublicationCreate) -> Publication:
             # IntegrityError ``publish`` answers by reading the winner's row.
             await uow.session.flush()
             uow.emit(EventType.publication_created, "publication", publication.id, publication_json(publication))
+            notified = _notify(ctx, uow.session, recipient, publication)
         elif publication.withdrawn_at is not None:
             publication.withdrawn_at = None
             publication.created_at = utcnow()
             uow.emit(EventType.publication_created, "publication", publication.id, publication_json(publication))
+            notified = _notify(ctx, uow.session, recipient, publication)
+        else:
+            notified = False
         uow.respond(publication)
+    if notified:
+        answers.wake()
     return publication
+
+
+def _notify(ctx: Ctx, session: Any, recipient: DataRecipient, publication: Publication) -> bool:
+    """A Published notice for the recipient's host, when it has one (PACT: the data owner MAY)."""
+    if recipient.host_url is None:
+        return False
+    session.add(
+        answers.published_notice(recipient, publication.id, publication.report_pack_id, ctx.settings.public_base_url)
+    )
+    return True
 
 
 async def withdraw(ctx: Ctx, publication_id: Any) -> Publication:

@@ -25,6 +25,7 @@ GqlInfo = Info[GraphQLContext, None]
 class RecipientHostType:
     url: str = strawberry.field(description="Its base URL (/2/events, /3/events, /auth/token below it).")
     client_id: str = strawberry.field(description="The client id its host issued to this organisation.")
+    pact_version: str = strawberry.field(description="The PACT major it speaks (2 or 3): where Published notices go.")
 
 
 @strawberry.type(
@@ -136,8 +137,13 @@ class Mutation:
         url: Annotated[str, strawberry.argument(description="The host's base URL (http or https, public).")],
         client_id: Annotated[str, strawberry.argument(description="The client id its host issued to you.")],
         client_secret: Annotated[str, strawberry.argument(description="Its client secret.")],
+        pact_version: Annotated[
+            str | None, strawberry.argument(description="The PACT major it speaks: 2 or 3 (default 3).")
+        ] = None,
     ) -> DataRecipientType:
         data = {"url": url, "client_id": client_id, "client_secret": client_secret}
+        if pact_version is not None:
+            data["pact_version"] = pact_version
         return recipient_type(await sharing.set_recipient_host(info.context.ctx, id, data))
 
     @strawberry.mutation(

@@ -313,6 +313,7 @@ class DataRecipientRecord(NamedTuple):
     host_url: str | None
     host_client_id: str | None
     host_client_secret: str | None
+    host_pact_version: str | None
 
 
 class PublicationRecord(NamedTuple):

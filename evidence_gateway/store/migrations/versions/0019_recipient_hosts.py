@@ -30,6 +30,7 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column("host_client_secret", sqlmodel.sql.sqltypes.AutoString(length=500), nullable=True)
         )
+        batch_op.add_column(sa.Column("host_pact_version", sqlmodel.sql.sqltypes.AutoString(length=1), nullable=True))
 
     op.create_table(
         "exchange_message",
@@ -71,6 +72,7 @@ def downgrade() -> None:
 
     op.drop_table("exchange_message")
     with op.batch_alter_table("data_recipient", schema=None) as batch_op:
+        batch_op.drop_column("host_pact_version")
         batch_op.drop_column("host_client_secret")
         batch_op.drop_column("host_client_id")
         batch_op.drop_column("host_url")
