@@ -155,7 +155,7 @@ class ExchangeOutbox:
     async def _failed(self, message: ExchangeMessage, what: str, failed: outbound.Failed) -> None:
         attempts = message.attempts + 1
         delay = delivery.retry_delay(self.settings, attempts)
-        log.warning("PACT answer %s to request %s not delivered (attempt %d): %s", message.id,
+        log.warning("PACT %s event %s (for %s) not delivered (attempt %d): %s", what, message.id,
                     message.request_event_id[:100], attempts, failed.message)  # fmt: skip
         values: dict[str, Any] = {
             "attempts": attempts,
