@@ -22,7 +22,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.exchange import host_filters
 from evidence_gateway.exchange.footprints import Footprint
 from evidence_gateway.exchange.host import Recipient, bad_request
-from evidence_gateway.models import ExchangeMessage
+from evidence_gateway.models import DataRecipient, ExchangeMessage
 from evidence_gateway.store.repositories import exchange_outbox
 
 TYPES = {
@@ -134,7 +134,9 @@ def wake() -> None:
         waker.set()
 
 
-def published_notice(recipient: Any, publication_id: uuid.UUID, pack_id: uuid.UUID, base_url: str) -> ExchangeMessage:
+def published_notice(
+    recipient: DataRecipient, publication_id: uuid.UUID, pack_id: uuid.UUID, base_url: str
+) -> ExchangeMessage:
     """A Published notice of a pack newly published to a recipient with a host, in the major its
     host speaks (added to the publication's own transaction)."""
     major = recipient.host_pact_version or "3"

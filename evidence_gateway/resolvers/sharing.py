@@ -90,7 +90,7 @@ def recipient_json(recipient: DataRecipient) -> dict[str, Any]:
     }
 
 
-def host_json(recipient: DataRecipient | Any) -> dict[str, str] | None:
+def host_json(recipient: DataRecipient) -> dict[str, str] | None:
     """Where answers to the recipient's requests go: its host's URL and the client id used there;
     never the client secret."""
     if recipient.host_url is None or recipient.host_client_id is None:
