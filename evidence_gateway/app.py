@@ -18,8 +18,8 @@ from evidence_gateway.auth import KeyCache
 from evidence_gateway.core import evidence_keys, instance_secrets, wakeups
 from evidence_gateway.core.subscriptions import SubscriptionHub
 from evidence_gateway.exchange import routes as exchange
-from evidence_gateway.exchange import routes_admin as sharing_admin
 from evidence_gateway.exchange.auth import TokenKeys
+from evidence_gateway.exchange.outbox import ExchangeOutbox
 from evidence_gateway.resolvers.persisted_queries import PersistedQueries
 from evidence_gateway.rest_compat.errors import handlers
 from evidence_gateway.schema import persisted, schema
@@ -74,6 +74,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     worker = Worker(db, settings)
     dispatcher = Dispatcher(db, settings)
+    answers = ExchangeOutbox(db, settings)  # PACT answers to recipients' hosts, beside the webhooks
     # Other nodes' commits wake this node's dispatcher and subscribers (SQLite: one node).
     listener = wakeups.node_listener(db)
     # GraphQL subscriptions: one tail of the event log per organisation with subscribers here.
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             await worker.start()
         if settings.dispatcher:
             await dispatcher.start()
+            await answers.start()
         # What start-up built (schema, metadata, compiled plans) lives as long as the process:
         # frozen, the collector stops walking it on every full collection. Under load those walks
         # were the long tail: p99 183 -> 138 ms, +20 % reads a second (docs/performance.md). No
@@ -108,6 +110,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             gc.unfreeze()  # an app that stops (tests start many) leaves nothing behind for good
             await saturation.stop()
             if settings.dispatcher:
+                await answers.stop(settings.webhook_read_timeout_seconds)
                 await dispatcher.stop(settings.webhook_read_timeout_seconds)
             if settings.background_work:
                 await worker.stop(settings.lease_seconds)
@@ -138,8 +141,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
             *(graphiql.routes if settings.graphiql else []),
             # The REST reference (Redoc over /api/openapi.json), before the /api mount that would take it.
             *api_docs.routes,
-            # The data owner's sharing admin (docs/ileap.md), beside the frozen contract's paths.
-            *sharing_admin.routes,
             Mount("/api", routes=rest_compat.routes),
             *rest_compat.well_known,
             # PACT / iLEAP host (docs/ileap.md): /auth/token, discovery, /2/…, /3/… at the root,
@@ -156,6 +157,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.subscriptions = subscriptions
     app.state.sockets = Sockets()  # open GraphQL sockets, for their caps (schema/socket_limits.py)
     app.state.dispatcher = dispatcher
+    app.state.exchange_outbox = answers
     app.state.settings = settings
     app.state.limiter = Limiter(settings)
     app.state.key_cache = KeyCache(settings.auth_cache_seconds)

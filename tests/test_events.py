@@ -55,6 +55,7 @@ KEY_CREATED = EventType.api_key_created.value
 KEY_REVOKED = EventType.api_key_revoked.value
 RECIPIENT_CREATED = EventType.data_recipient_created.value
 RECIPIENT_REVOKED = EventType.data_recipient_revoked.value
+RECIPIENT_HOST = EventType.data_recipient_host_changed.value
 PUBLISHED = EventType.publication_created.value
 WITHDRAWN = EventType.publication_withdrawn.value
 
@@ -273,6 +274,12 @@ async def full_flow(api: Api) -> Flow:
     await flow.post(
         "withdraw", f"/api/sharing/publications/{publication['id']}/withdraw", emits=[WITHDRAWN], status=200
     )
+    # Where its requests are answered: set, cleared, set again (the revocation below carries it).
+    host = f"/api/sharing/recipients/{customer['id']}/host"
+    answers_at = {"url": "http://127.0.0.1:9/pact", "client_id": "owner", "client_secret": "s3cret-at-their-host"}
+    await flow.post("host-set", host, answers_at, emits=[RECIPIENT_HOST], status=200, method="PUT")
+    await flow.post("host-clear", host, emits=[RECIPIENT_HOST], status=200, method="DELETE")
+    await flow.post("host-set-again", host, answers_at, emits=[RECIPIENT_HOST], status=200, method="PUT")
     await flow.post("recipient-revoke", f"/api/sharing/recipients/{customer['id']}/revoke", emits=[RECIPIENT_REVOKED],
                     status=200)  # fmt: skip
     return flow
@@ -379,9 +386,15 @@ async def test_event_data_is_the_resource_as_rest_renders_it(api: Api, flow: Flo
     }
     secret = customer["client_secret"]
     assert secret not in log_text and hashlib.sha256(secret.encode()).hexdigest() not in log_text
+    # Its host's events name the URL and client id used there; never the secret held for it.
+    assert only("host-set", RECIPIENT_HOST)["data"] == {
+        k: v for k, v in flow.data("host-set").items() if k != "revoked"
+    }
+    assert only("host-clear", RECIPIENT_HOST)["data"]["host"] is None
+    assert "s3cret-at-their-host" not in log_text
     assert only("withdraw", WITHDRAWN)["data"]["withdrawn_at"] == flow.data("withdraw")["withdrawn_at"]
     org_wide = (LEGACY, EP_CREATED, EP_UPDATED, EP_ROTATED, EP_DISABLED, EP_DELETED, KEY_CREATED, KEY_REVOKED)
-    org_wide += (RECIPIENT_CREATED, RECIPIENT_REVOKED, PUBLISHED, WITHDRAWN)
+    org_wide += (RECIPIENT_CREATED, RECIPIENT_REVOKED, RECIPIENT_HOST, PUBLISHED, WITHDRAWN)
     assert all(e["workspace_id"] == ws["id"] for e in events if e["type"] not in org_wide)
 
     # A crash after the work started is recorded: the run and the pack the 500 names.

@@ -90,6 +90,7 @@ NOT_GRAPHQL_INPUTS: dict[str, str] = {
     "_ListFilter": "REST's evidence-item list query (GraphQL takes workspaceId as an argument)",
     "RecipientCreate": "REST's /api/sharing/recipients body (GraphQL createDataRecipient takes name as an argument)",
     "PublicationCreate": "REST's /api/sharing/publications body (GraphQL publishPack takes recipientId and packId)",
+    "RecipientHost": "REST's /api/sharing/recipients/{id}/host body (GraphQL setDataRecipientHost takes arguments)",
 }
 # (GraphQL input, field) whose GraphQL type is plainer than the model's, and why.
 PLAINER_IN_GRAPHQL: dict[tuple[str, str], str] = {

@@ -117,8 +117,12 @@ def _seed_records(schema: Any, contract: Fixture) -> None:
                 "workspace_id": ws["id"],
             },
         )
+        customer = post("/sharing/recipients", {"name": "contract customer"})
+        shared = post("/sharing/publications", {"recipient_id": customer["id"], "pack_id": pack["id"]})
         contract.ids.update(
             {
+                "recipients": customer["id"],
+                "publications": shared["id"],
                 "workspaces": ws["id"],
                 "packs": pack["id"],
                 # The JSON artifact: its body is parsed and checked against the document.
@@ -244,6 +248,14 @@ def test_extensions_are_marked() -> None:
         "GET /v2/log/proof/inclusion",
         "GET /v2/log/proof/consistency",
         "GET /v2/packs/{id}/bundle",
+        "GET /sharing/recipients",
+        "POST /sharing/recipients",
+        "POST /sharing/recipients/{id}/revoke",
+        "PUT /sharing/recipients/{id}/host",
+        "DELETE /sharing/recipients/{id}/host",
+        "GET /sharing/publications",
+        "POST /sharing/publications",
+        "POST /sharing/publications/{id}/withdraw",
     }
     schemas = document()["components"]["schemas"]
     assert schemas["ImportBatch"]["properties"]["shipment_count"]["x-extension"] is True

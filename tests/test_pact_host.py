@@ -13,6 +13,7 @@ import base64
 import time
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -323,7 +324,36 @@ async def test_v3_criteria_filter_and_v2_filter_syntax_is_not_v3_s(shared: tuple
     pact_error(await client.get("/3/footprints", token, params={"$filter": "created ge 'x'"}), 400, "NotImplemented")
 
 
-# ---- Action Events (PACT v2 TC 12–16, v3 TC 12–16) ---------------------------------------------
+async def test_v3_criteria_as_the_v3_conformance_cases_read_them(shared: tuple[Client, dict[str, Any]]) -> None:
+    """v3 conformance TC 22, 25, 26, 34 and 37: an empty criterion is none; a footprint without a
+    validity period is valid for three years from its reference period's end (PACT v3); a status
+    no footprint has matches nothing (200, an empty list)."""
+    client, _ = shared
+    token = await client.token()
+    everything = (await client.get("/3/footprints", token, params={"limit": 100})).json()["data"]
+    first = everything[0]
+    assert "validityPeriodStart" not in first  # the default applies
+    end = datetime.fromisoformat(first["pcf"]["referencePeriodEnd"].replace("Z", "+00:00"))
+
+    async def listed(**params: str) -> list[dict[str, Any]]:
+        resp = await client.get("/3/footprints", token, params={"limit": "100", **params})
+        assert resp.status_code == 200, resp.text
+        found: list[dict[str, Any]] = resp.json()["data"]
+        return found
+
+    assert len(await listed(geography="")) == len(everything)  # TC 22 with no geography on the footprints
+    day = timedelta(days=1)
+    stamp = lambda t: t.isoformat().replace("+00:00", "Z")  # noqa: E731
+    assert first in await listed(validOn=stamp(end))  # TC 24
+    assert first in await listed(validAfter=stamp(end - day))  # TC 25
+    assert first in await listed(validBefore=stamp(end.replace(year=end.year + 3) + day))  # TC 26
+    assert first not in await listed(validBefore=stamp(end.replace(year=end.year + 3) - day))
+    assert await listed(validOn="1900-01-01T00:00:00Z") == []  # TC 34
+    assert await listed(status="BogusStatus") == []  # TC 37
+    assert len(await listed(status="Active")) == len(everything)
+
+
+# ---- Action Events (PACT v2 TC 12–16 and 21, v3 TC 12–16) -------------------------------------
 
 PUBLISHED_V2 = {
     "type": "org.wbcsd.pathfinder.ProductFootprint.Published.v1",
@@ -331,7 +361,7 @@ PUBLISHED_V2 = {
     "id": "123e4567-e89b-12d3-a456-426614174000",
     "source": "https://webhook.example.com",
     "time": "2023-05-19T11:30:00Z",
-    "data": {"pfIds": ["urn:gtin:4712345060507"]},
+    "data": {"pfIds": ["3a6c14a7-4deb-498a-b5ea-16ce2535b576"]},  # TC 15
 }
 V2_EVENTS = [
     PUBLISHED_V2,
@@ -382,6 +412,7 @@ async def test_events_refused_as_the_spec_says(shared: tuple[Client, dict[str, A
     for broken in (
         {k: v for k, v in event.items() if k != "specversion"},
         {**event, "data": {"pfIds": []}},
+        {**event, "data": {"pfIds": ["urn:gtin:4712345060507"]}},  # TC 21: pfIds are UUIDs
         {**event, "id": ""},
         [event],
     ):

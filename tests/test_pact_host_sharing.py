@@ -124,7 +124,7 @@ async def test_the_client_secret_is_shown_once_and_the_admin_side_needs_an_admin
     listed = (await api.get("/api/sharing/recipients")).json()["data"]
     assert listed == [
         {"id": client.recipient_id, "name": "Customer GmbH", "client_id": client.client_id,
-         "created_at": listed[0]["created_at"], "revoked_at": None, "revoked": False}
+         "created_at": listed[0]["created_at"], "revoked_at": None, "host": None, "revoked": False}
     ]  # fmt: skip
     made = await api.gql("mutation { createApiKey(input: {scope: READ}) { key } }")
     read_key = made["data"]["createApiKey"]["key"]

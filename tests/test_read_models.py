@@ -23,6 +23,7 @@ from evidence_gateway.schema import (
     events,
     evidence,
     packs,
+    sharing,
     webhook_endpoints,
     webhooks,
     workspaces,
@@ -77,6 +78,9 @@ GRAPHQL_TYPES: list[tuple[type[rm.ReadModel], type, set[str], set[str]]] = [
     (rm.WebhookDelivery, webhooks.WebhookDeliveryType, {"org_id"}, set()),
     (rm.WebhookTestResult, webhooks.WebhookTestResultType, set(), set()),
     (rm.PaginationMeta, common.PaginationMeta, set(), set()),
+    (rm.DataRecipient, sharing.DataRecipientType, {"revoked"}, set()),
+    (rm.RecipientHost, sharing.RecipientHostType, set(), set()),
+    (rm.Publication, sharing.PublicationType, {"published"}, set()),
 ]
 
 # GraphQL-only twins of read-model fields: typed views of JSON or plain-string fields
@@ -102,6 +106,8 @@ TABLES: list[tuple[type[rm.ReadModel], type[SQLModel]]] = [
     (rm.Event, models.Event),
     (rm.WebhookEndpoint, models.WebhookEndpoint),
     (rm.WebhookDelivery, models.WebhookDelivery),
+    (rm.DataRecipient, models.DataRecipient),
+    (rm.Publication, models.Publication),
 ]
 
 

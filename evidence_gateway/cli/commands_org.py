@@ -113,6 +113,33 @@ def recipients_publications(args: argparse.Namespace) -> int:
     return 0
 
 
+def recipients_host(args: argparse.Namespace) -> int:
+    """``--url`` and ``--client-id`` with the secret on standard input (a line), or ``--clear``."""
+    if args.clear:
+        if args.url or args.client_id:
+            raise CliError("--clear takes no --url or --client-id")
+
+        async def clear(db: Database) -> Any:
+            return await sharing.clear_recipient_host(await sharing.operator(db, args.org), args.recipient)
+
+        recipient = asyncio.run(prepared(args, clear))
+        print(f"cleared the host of {recipient.client_id} ({recipient.id}): its requests are not answered")
+        return 0
+    if not (args.url and args.client_id):
+        raise CliError("give --url and --client-id (and the client secret on standard input), or --clear")
+    secret = sys.stdin.readline().strip()
+    if not secret:
+        raise CliError("no client secret on standard input")
+    data = {"url": args.url, "client_id": args.client_id, "client_secret": secret, "pact_version": args.pact_version}
+
+    async def set_host(db: Database) -> Any:
+        return await sharing.set_recipient_host(await sharing.operator(db, args.org), args.recipient, data)
+
+    recipient = asyncio.run(prepared(args, set_host))
+    print(f"answers to {recipient.client_id} ({recipient.id}) go to {recipient.host_url}")
+    return 0
+
+
 def legacy_import(args: argparse.Namespace) -> int:
     """Prints the stored ids one a line; a bad file or record imports nothing and exits 1."""
     try:

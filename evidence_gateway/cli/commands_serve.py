@@ -10,6 +10,7 @@ import signal
 
 from evidence_gateway.cli.support import prepared
 from evidence_gateway.core import evidence_keys, instance_secrets, wakeups
+from evidence_gateway.exchange.outbox import ExchangeOutbox
 from evidence_gateway.resolvers import organizations
 from evidence_gateway.schema.persisted import load_trusted
 from evidence_gateway.settings import get_settings
@@ -113,15 +114,18 @@ def worker(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
         listener = wakeups.node_listener(db)
         worker, dispatcher = Worker(db, settings), Dispatcher(db, settings)
+        answers = ExchangeOutbox(db, settings)  # PACT answers to recipients' hosts
         tracer_provider = tracing.instrument(db)  # queued work and deliveries, when OTEL_* asks
         if listener is not None:
             await listener.start()
         await worker.start()
         await dispatcher.start()
+        await answers.start()
         print("worker running: webhook dispatcher, sweeper, queued work (Ctrl-C stops)", flush=True)
         try:
             await stop.wait()
         finally:
+            await answers.stop(settings.webhook_read_timeout_seconds)
             await dispatcher.stop(settings.webhook_read_timeout_seconds)
             await worker.stop(settings.lease_seconds)
             if listener is not None:

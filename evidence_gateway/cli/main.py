@@ -99,12 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-dispatcher",
         action="store_true",
-        help="do not deliver webhooks from this process (run `evidence-gateway worker` instead)",
+        help="do not deliver webhooks nor PACT answers from this process (run `evidence-gateway worker` instead)",
     )
     db_option(serve)
     serve.set_defaults(run=("serve", "serve"))
 
-    worker = command(sub, "worker", "run webhook delivery and background work without HTTP")
+    worker = command(sub, "worker", "run webhook delivery, PACT answers and background work without HTTP")
     db_option(worker)
     worker.set_defaults(run=("serve", "worker"))
 
@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.set_defaults(run=("org", "keys_revoke"))
 
     recipients = command(
-        sub, "recipients", "data recipients of PACT / iLEAP sharing: create, list, revoke, publish, withdraw"
+        sub, "recipients", "data recipients of PACT / iLEAP sharing: create, list, revoke, publish, withdraw, host"
     ).add_subparsers(dest="recipients_command", required=True, metavar="COMMAND")
     made = command(
         recipients, "create", "create a data recipient; prints its client id and secret on one line (shown once)"
@@ -182,6 +182,22 @@ def build_parser() -> argparse.ArgumentParser:
     listed.add_argument("--recipient", default=None, metavar="RECIPIENT_ID", help="only this recipient's")
     db_option(listed)
     listed.set_defaults(run=("org", "recipients_publications"))
+    hosted = command(
+        recipients,
+        "host",
+        "set (or --clear) the recipient's own PACT host, where answers to its requests go; the client secret "
+        "is read from standard input, never from the command line",
+    )
+    hosted.add_argument("recipient", metavar="RECIPIENT_ID", help="the recipient's id, from `recipients list`")
+    org_option(hosted)
+    hosted.add_argument("--url", default=None, help="the host's base URL (its /2/events, /auth/token below it)")
+    hosted.add_argument("--client-id", default=None, help="the client id the recipient's host issued to you")
+    hosted.add_argument(
+        "--pact-version", choices=("2", "3"), default="3", help="the PACT major the host speaks (Published notices)"
+    )
+    hosted.add_argument("--clear", action="store_true", help="forget the host and its credentials")
+    db_option(hosted)
+    hosted.set_defaults(run=("org", "recipients_host"))
 
     legacy = command(sub, "legacy", "legacy v1 reports").add_subparsers(
         dest="legacy_command", required=True, metavar="COMMAND"

@@ -40,6 +40,7 @@ class EventType(enum.StrEnum):
     api_key_revoked = "api_key.revoked"
     data_recipient_created = "data_recipient.created"
     data_recipient_revoked = "data_recipient.revoked"
+    data_recipient_host_changed = "data_recipient.host_changed"
     publication_created = "publication.created"
     publication_withdrawn = "publication.withdrawn"
 

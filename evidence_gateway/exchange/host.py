@@ -65,6 +65,8 @@ class Recipient:
     recipient_id: uuid.UUID
     org_id: uuid.UUID
     client_id: str
+    # The recipient's own host (base URL), where answers to its requests go; None: not set.
+    host_url: str | None = None
 
 
 async def authenticate_client(db: Database, client_id: str, secret: str) -> Recipient | None:
@@ -75,7 +77,7 @@ async def authenticate_client(db: Database, client_id: str, secret: str) -> Reci
     row = await DataRecipientRepository.live_by_client_id(db, client_id)
     if row is None or not auth.secret_matches(secret, row.secret_hash):
         return None
-    return Recipient(row.id, row.org_id, row.client_id)
+    return Recipient(row.id, row.org_id, row.client_id, row.host_url)
 
 
 async def live_recipient(db: Database, claims: auth.Claims) -> Recipient | None:
@@ -83,7 +85,7 @@ async def live_recipient(db: Database, claims: auth.Claims) -> Recipient | None:
     row = await DataRecipientRepository.live_by_id(db, claims.recipient_id)
     if row is None or row.org_id != claims.org_id:
         return None
-    return Recipient(row.id, row.org_id, row.client_id)
+    return Recipient(row.id, row.org_id, row.client_id, row.host_url)
 
 
 def note_caller(recipient: Recipient) -> None:
@@ -170,6 +172,14 @@ async def footprints(ctx: Ctx, recipient: Recipient) -> list[Footprint]:
 async def footprint(ctx: Ctx, recipient: Recipient, footprint_id: uuid.UUID) -> Footprint | None:
     """One footprint the recipient may read; another recipient's or organisation's is None."""
     return next((f for f in await footprints(ctx, recipient) if f.id == footprint_id), None)
+
+
+async def pack_footprint_ids(ctx: Ctx, recipient: Recipient, pack_id: uuid.UUID) -> list[uuid.UUID] | None:
+    """The ids of one pack's footprints, None when the pack is not (or no longer) published to it."""
+    for pack in await PublicationRepository(ctx).published_packs(recipient.recipient_id):
+        if pack.pack_id == pack_id:
+            return [f.id for f in (await _mapped(ctx, pack)).footprints]
+    return None
 
 
 async def activity(ctx: Ctx, recipient: Recipient) -> list[dict[str, Any]]:

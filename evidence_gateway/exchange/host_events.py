@@ -5,11 +5,12 @@ Each specification's four event types are validated (structured-mode CloudEvent 
 ``BadRequest``, an event type neither specification defines 400 ``NotImplemented``.
 
 What an accepted event does:
-- a request (``ProductFootprintRequest.Created`` / ``RequestCreatedEvent``) is matched against the
-  recipient's published footprints and logged with what it matched; the answering event
-  (``…Fulfilled`` or ``…Rejected``) is not sent back to ``source`` by this version — a recipient
-  pulls the matches with ``GET /2/footprints`` / ``/3/footprints`` and the same criteria
-  (docs/ileap.md, "Not supported");
+- a request (``ProductFootprintRequest.Created`` / ``RequestCreatedEvent``) whose criteria are
+  well-formed is queued for an answer: a ``…Fulfilled`` event with the recipient's footprints
+  that match, or a ``…Rejected`` one when none does (or the request names no criterion this host
+  matches on), sent later to the recipient's own host (exchange/outbox.py), never inside the
+  request. A recipient whose host the data owner has not registered is not answered (logged);
+  it pulls the matches with ``GET /2/footprints`` / ``/3/footprints`` and the same criteria;
 - ``Published``, ``Fulfilled`` and ``Rejected`` events are acknowledged: this host is the data
   owner's, so they carry nothing it has to store.
 Error codes inside a rejection may use either spelling of the expired-token code
@@ -19,11 +20,12 @@ Error codes inside a rejection may use either spelling of the expired-token code
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from evidence_gateway.core.context import Ctx
-from evidence_gateway.exchange import host, host_filters
+from evidence_gateway.exchange import answers
 from evidence_gateway.exchange.host import Recipient, bad_request, not_implemented
 
 log = logging.getLogger(__name__)
@@ -53,17 +55,9 @@ def _text(event: Mapping[str, Any], name: str) -> str:
     return value
 
 
-def _strings(data: Mapping[str, Any], name: str, *, required: bool) -> list[str]:
-    value = data.get(name)
-    if value is None and not required:
-        return []
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        raise bad_request(f"data.{name} must be a non-empty list of strings")
-    return list(value)
-
-
-async def accept(ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], event: Any) -> None:
-    """Validate one event and act on it; PactError when it is not accepted."""
+async def accept(ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], event: Any, reply_source: str) -> None:
+    """Validate one event and act on it; PactError when it is not accepted. ``reply_source``:
+    this host's events URL, the ``source`` of an answer."""
     if not isinstance(event, dict):
         raise bad_request("the body must be a CloudEvent JSON object")
     if event.get("specversion") != "1.0":
@@ -76,7 +70,11 @@ async def accept(ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], e
     if not isinstance(data, dict):
         raise bad_request("data must be a JSON object")
     if known == "published":
-        _strings(data, "pfIds", required=True)
+        for pf_id in answers.strings(data, "pfIds", required=True):
+            try:
+                uuid.UUID(pf_id)
+            except ValueError:
+                raise bad_request("data.pfIds: ProductFootprint ids are UUIDs") from None
     elif known == "fulfilled":
         _text(data, "requestEventId")
         if not isinstance(data.get("pfs"), list):
@@ -91,28 +89,11 @@ async def accept(ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], e
         ):
             raise bad_request("data.error must be an error response: {code, message}")
     else:
-        matched = await _requested(ctx, recipient, version, data)
-        log.info("footprint request %s from recipient %s matched %d footprints", event_id[:100], recipient.client_id,
-                 matched)  # fmt: skip
-
-
-async def _requested(ctx: Ctx, recipient: Recipient, version: Literal["v2", "v3"], data: Mapping[str, Any]) -> int:
-    """How many of the recipient's footprints a request's criteria match."""
-    if version == "v2":
-        fragment = data.get("pf")
-        if not isinstance(fragment, dict):
-            raise bad_request("data.pf must be a ProductFootprint fragment (an object)")
-        wanted = set(_strings(fragment, "productIds", required=False))
-        found = await host.footprints(ctx, recipient)
-        return sum(1 for f in found if not wanted or wanted & set(f.v2.get("productIds") or []))
-    criteria: dict[str, list[str]] = {}
-    for name in host_filters.V3_CRITERIA:
-        value = data.get(name)
-        if isinstance(value, list):
-            criteria[name] = [str(v) for v in value]
-        elif isinstance(value, str):
-            criteria[name] = [value]
-        elif value is not None:
-            raise bad_request(f"data.{name} must be a string or a list of strings")
-    keep = host_filters.v3_criteria(criteria)
-    return sum(1 for f in await host.footprints(ctx, recipient) if keep(f.v3))
+        answers.request_filter(version, data)  # malformed criteria are refused now, with 400
+        if len(event_id) > 500:
+            raise bad_request("id: at most 500 characters")
+        if recipient.host_url is None:
+            log.warning("footprint request %s from recipient %s not answered: the data owner has not registered "
+                        "the recipient's host", event_id[:100], recipient.client_id)  # fmt: skip
+            return
+        await answers.enqueue(ctx, recipient, version, event_id, data, reply_source)

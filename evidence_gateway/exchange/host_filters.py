@@ -200,12 +200,25 @@ def _shares(key: str, wanted: set[str]) -> Predicate:
     return lambda item: bool(wanted & set(item.get(key) or []))
 
 
-def _equals(key: str, wanted: str) -> Predicate:
-    return lambda item: item.get(key) == wanted
+def _validity(item: Mapping[str, Any]) -> tuple[datetime | None, datetime | None]:
+    """The footprint's validity period; where it states none, PACT v3's default: from the end of
+    its reference period, for three years."""
+    pcf = item.get("pcf") or {}
+    reference_end = _when(pcf, "referencePeriodEnd")
+    start = _when(item, "validityPeriodStart") or reference_end
+    end = _when(item, "validityPeriodEnd")
+    if end is None and reference_end is not None:
+        try:
+            end = reference_end.replace(year=reference_end.year + 3)
+        except ValueError:  # 29 February
+            end = reference_end.replace(year=reference_end.year + 3, day=28)
+    return start, end
 
 
 def v3_criteria(params: Mapping[str, list[str]]) -> Predicate:
-    """The v3 filtering criteria present in ``params`` (name -> values), all of which must hold."""
+    """The v3 filtering criteria present in ``params`` (name -> values), all of which must hold;
+    an empty value is no criterion, and a value no footprint has (an unknown status) matches none."""
+    params = {name: [v for v in values if v] for name, values in params.items()}
     checks: list[Predicate] = []
     lists = {"productId": "productIds", "companyId": "companyIds", "classification": "productClassifications"}
     for name, key in lists.items():
@@ -221,18 +234,17 @@ def v3_criteria(params: Mapping[str, list[str]]) -> Predicate:
 
         checks.append(in_geography)
     if values := params.get("status"):
-        if values[-1] not in ("Active", "Deprecated"):
-            raise bad_request("status: Active or Deprecated")
-        checks.append(_equals("status", values[-1]))
+        statuses = set(values)
+        checks.append(lambda item: item.get("status") in statuses)
     bounds = {n: _instant(n, params[n][-1]) for n in ("validOn", "validAfter", "validBefore") if params.get(n)}
     if bounds:
 
         def valid(item: Mapping[str, Any]) -> bool:
-            start, end = _when(item, "validityPeriodStart"), _when(item, "validityPeriodEnd")
+            start, end = _validity(item)
             on, after, before = bounds.get("validOn"), bounds.get("validAfter"), bounds.get("validBefore")
             ok = True
             if on is not None:
-                ok &= (start is None or start <= on) and (end is None or on <= end)
+                ok &= start is not None and end is not None and start <= on <= end
             if after is not None:
                 ok &= start is not None and after < start
             if before is not None:

@@ -175,13 +175,13 @@ async def _event_body(request: Request) -> Any:
 
 async def events_v2(request: Request, ctx: Ctx, recipient: Recipient) -> Response:
     """Action Events (PACT v2): accepts the spec's four CloudEvents; 200 and an empty body."""
-    await host_events.accept(ctx, recipient, "v2", await _event_body(request))
+    await host_events.accept(ctx, recipient, "v2", await _event_body(request), f"{issuer(request)}/2/events")
     return Response(status_code=200)
 
 
 async def events_v3(request: Request, ctx: Ctx, recipient: Recipient) -> Response:
     """Action Events (PACT v3): accepts the spec's four CloudEvents; 200 and an empty body."""
-    await host_events.accept(ctx, recipient, "v3", await _event_body(request))
+    await host_events.accept(ctx, recipient, "v3", await _event_body(request), f"{issuer(request)}/3/events")
     return Response(status_code=200)
 
 

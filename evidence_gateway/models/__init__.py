@@ -28,7 +28,13 @@ from evidence_gateway.models.packs import (
     ReportPack,
 )
 from evidence_gateway.models.persisted_queries import PersistedQuery
-from evidence_gateway.models.sharing import DataRecipient, ExchangeSigningKey, Publication
+from evidence_gateway.models.sharing import (
+    DataRecipient,
+    ExchangeMessage,
+    ExchangeSigningKey,
+    PactVersion,
+    Publication,
+)
 from evidence_gateway.models.tlog import EvidenceKey, SignedStatement, TlogCheckpoint, TlogSubtree
 from evidence_gateway.models.webhooks import MessageStatus, WebhookDelivery, WebhookEndpoint, WebhookMessage
 from evidence_gateway.models.workspace import (
@@ -62,6 +68,7 @@ __all__ = [
     "CalculationRun",
     "DataQualityAssessment",
     "DataRecipient",
+    "ExchangeMessage",
     "DataTier",
     "DistanceSource",
     "DistanceType",
@@ -88,6 +95,7 @@ __all__ = [
     "Organization",
     "PackArtifact",
     "PackStatus",
+    "PactVersion",
     "Publication",
     "ReportPack",
     "RunStatus",

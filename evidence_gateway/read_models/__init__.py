@@ -27,6 +27,7 @@ from evidence_gateway.read_models.packs import (
     ReportPackDetail,
     listed_artifacts,
 )
+from evidence_gateway.read_models.sharing import DataRecipient, DataRecipientWithSecret, Publication, RecipientHost
 from evidence_gateway.read_models.tlog import LogCheckpoint, LogConsistencyProof, LogInclusionProof
 from evidence_gateway.read_models.webhooks import (
     WebhookDelivery,
@@ -47,6 +48,8 @@ __all__ = [
     "CalculationRun",
     "CalculationRunDetail",
     "DataQualityAssessment",
+    "DataRecipient",
+    "DataRecipientWithSecret",
     "Event",
     "EventPage",
     "EvidenceItem",
@@ -57,6 +60,8 @@ __all__ = [
     "PackArtifact",
     "PackMeta",
     "PaginationMeta",
+    "Publication",
+    "RecipientHost",
     "ReadModel",
     "ReportPack",
     "ReportPackDetail",

@@ -9,6 +9,7 @@ from evidence_gateway.rest_compat import (
     legacy,
     openapi,
     packs,
+    sharing,
     tlog,
     webhook_endpoints,
     webhooks,
@@ -18,7 +19,7 @@ from evidence_gateway.rest_compat.routing import merge_methods
 
 routes: list[BaseRoute] = [*workspaces.routes, *calculations.routes, *legacy.routes, *openapi.routes]
 routes += [*evidence.routes, *webhooks.routes, *webhook_endpoints.routes, *packs.routes, *events.routes]
-routes += tlog.routes
+routes += [*tlog.routes, *sharing.routes]
 # One Route per path: a wrong method then gets 405 with an Allow header listing them all.
 routes = merge_methods(routes)
 

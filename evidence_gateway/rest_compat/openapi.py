@@ -1,4 +1,4 @@
-"""GET /api/openapi.json: the OpenAPI 3.1 description of every /api/v2 and /api/v1 operation.
+"""GET /api/openapi.json: the OpenAPI 3.1 description of every /api/v2, /api/v1 and /api/sharing operation.
 
 Generated, not written: answers from the read models (read_models/), request bodies from the
 resolvers' input models (openapi_inputs.py), operations from one row each (openapi_routes.py),
@@ -259,7 +259,8 @@ def document() -> dict[str, Any]:
         "servers": [{"url": "/api"}],
         "security": BEARER,
         "tags": [
-            {"name": t} for t in ("workspaces", "calculations", "packs", "evidence", "webhooks", "events", "legacy")
+            {"name": t}
+            for t in ("workspaces", "calculations", "packs", "evidence", "webhooks", "events", "sharing", "legacy")
         ],
         "paths": paths(bodies),
         "components": {

@@ -32,6 +32,7 @@ from evidence_gateway.resolvers.list_queries import (
 )
 from evidence_gateway.resolvers.packs import GeneratePackInput
 from evidence_gateway.resolvers.pagination import PageParams
+from evidence_gateway.resolvers.sharing import PublicationCreate, RecipientCreate, RecipientHost
 from evidence_gateway.resolvers.webhook_endpoints import EndpointCreate, EndpointUpdate
 from evidence_gateway.resolvers.webhooks import WebhookTestInput
 from evidence_gateway.resolvers.workspaces import WorkspaceCreate
@@ -140,6 +141,13 @@ WORKSPACE_FILTER: Param = {
     "in": "query",
     "schema": as_input(uuid_()),
     "description": "Only this workspace's items (unknown or another organisation's: 404).",
+}
+RECIPIENT, PUBLICATION = path_id("Data recipient"), path_id("Publication")
+RECIPIENT_FILTER: Param = {
+    "name": "recipient_id",
+    "in": "query",
+    "schema": as_input(uuid_()),
+    "description": "Only this recipient's publications (a malformed id: 404).",
 }
 LOCATION, ETAG, LINK = "Location", "ETag", "Link"
 
@@ -253,6 +261,34 @@ OPERATIONS: tuple[Op, ...] = (
        "Send the event of a recorded attempt to its endpoint again, now", "webhooks",
        Answer(200, rm.WebhookDelivery, "The endpoint answered 2xx: the new attempt."), (path_id("Webhook delivery"),),
        errors=(502,), extension=True),
+    # -- sharing over PACT / iLEAP (docs/ileap.md): an admin key -----------------------------
+    Op("get", "/sharing/recipients", "listDataRecipients",
+       "The organisation's data recipients, revoked ones too, oldest first", "sharing",
+       Answer(200, rm.DataRecipient, "Every recipient.", "list"), extension=True),
+    Op("post", "/sharing/recipients", "createDataRecipient",
+       "Make a data recipient with OAuth2 client credentials; the secret is shown this once", "sharing",
+       Answer(201, rm.DataRecipientWithSecret, "The recipient and its client secret."), body=RecipientCreate,
+       headers=(LOCATION,), extension=True),
+    Op("post", "/sharing/recipients/{id}/revoke", "revokeDataRecipient",
+       "Revoke a recipient's credentials: no new token, and its tokens are refused", "sharing",
+       Answer(200, rm.DataRecipient, "The recipient, revoked."), (RECIPIENT,), extension=True),
+    Op("put", "/sharing/recipients/{id}/host", "setDataRecipientHost",
+       "Register the recipient's own PACT host, where answers to its requests go", "sharing",
+       Answer(200, rm.DataRecipient, "The recipient with its host (never the secret)."), (RECIPIENT,),
+       RecipientHost, extension=True),
+    Op("delete", "/sharing/recipients/{id}/host", "clearDataRecipientHost",
+       "Forget the recipient's host and its credentials: its requests are no longer answered", "sharing",
+       Answer(200, rm.DataRecipient, "The recipient without a host."), (RECIPIENT,), extension=True),
+    Op("get", "/sharing/publications", "listPublications",
+       "The organisation's publications, withdrawn ones too, oldest first", "sharing",
+       Answer(200, rm.Publication, "Every publication.", "list"), (RECIPIENT_FILTER,), errors=(404,),
+       extension=True),
+    Op("post", "/sharing/publications", "publishPack", "Share a pack with a data recipient", "sharing",
+       Answer(201, rm.Publication, "The publication."), body=PublicationCreate, headers=(LOCATION,),
+       extension=True),
+    Op("post", "/sharing/publications/{id}/withdraw", "withdrawPublication",
+       "Withdraw a publication: the pack is gone for the recipient", "sharing",
+       Answer(200, rm.Publication, "The publication, withdrawn."), (PUBLICATION,), extension=True),
     # -- legacy ------------------------------------------------------------------------------
     Op("get", "/v1/reports", "listLegacyReports", "List legacy reports (deprecated)", "legacy",
        Answer(200, rm.LegacyReport, "One page of legacy reports.", "page"),

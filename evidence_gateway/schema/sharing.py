@@ -19,6 +19,16 @@ GqlInfo = Info[GraphQLContext, None]
 
 
 @strawberry.type(
+    name="RecipientHost",
+    description="The recipient's own PACT host, where answers to its requests go (the client secret is never shown).",
+)
+class RecipientHostType:
+    url: str = strawberry.field(description="Its base URL (/2/events, /3/events, /auth/token below it).")
+    client_id: str = strawberry.field(description="The client id its host issued to this organisation.")
+    pact_version: str = strawberry.field(description="The PACT major it speaks (2 or 3): where Published notices go.")
+
+
+@strawberry.type(
     name="DataRecipient",
     description="A customer that pulls the organisation's published footprints over PACT / iLEAP "
     "(docs/ileap.md) with OAuth2 client credentials. The client secret is never shown again.",
@@ -30,6 +40,9 @@ class DataRecipientType:
     created_at: datetime = strawberry.field(description="When it was made.")
     revoked_at: datetime | None = strawberry.field(
         description="When its credentials were revoked (its tokens stop working too); null: not revoked."
+    )
+    host: RecipientHostType | None = strawberry.field(
+        description="Where answers to its PACT requests are sent; null: not set (its requests are not answered)."
     )
 
 
@@ -49,6 +62,7 @@ def recipient_type(recipient: DataRecipient) -> DataRecipientType:
         client_id=recipient.client_id,
         created_at=as_aware(recipient.created_at) or recipient.created_at,
         revoked_at=as_aware(recipient.revoked_at),
+        host=RecipientHostType(**found) if (found := sharing.host_json(recipient)) else None,
     )
 
 
@@ -110,6 +124,35 @@ class Mutation:
         self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Data recipient id.")]
     ) -> DataRecipientType:
         return recipient_type(await sharing.revoke_recipient(info.context.ctx, id))
+
+    @strawberry.mutation(
+        description="Register the recipient's own PACT host and the client credentials this organisation holds for "
+        "it (admin key): answers to its requests (RequestFulfilled / RequestRejected events) are sent there. The "
+        "secret is stored to authenticate with and never shown again."
+    )
+    async def set_data_recipient_host(
+        self,
+        info: GqlInfo,
+        id: Annotated[uuid.UUID, strawberry.argument(description="Data recipient id.")],
+        url: Annotated[str, strawberry.argument(description="The host's base URL (http or https, public).")],
+        client_id: Annotated[str, strawberry.argument(description="The client id its host issued to you.")],
+        client_secret: Annotated[str, strawberry.argument(description="Its client secret.")],
+        pact_version: Annotated[
+            str | None, strawberry.argument(description="The PACT major it speaks: 2 or 3 (default 3).")
+        ] = None,
+    ) -> DataRecipientType:
+        data = {"url": url, "client_id": client_id, "client_secret": client_secret}
+        if pact_version is not None:
+            data["pact_version"] = pact_version
+        return recipient_type(await sharing.set_recipient_host(info.context.ctx, id, data))
+
+    @strawberry.mutation(
+        description="Forget the recipient's host and its credentials (admin key): its requests are no longer answered."
+    )
+    async def clear_data_recipient_host(
+        self, info: GqlInfo, id: Annotated[uuid.UUID, strawberry.argument(description="Data recipient id.")]
+    ) -> DataRecipientType:
+        return recipient_type(await sharing.clear_recipient_host(info.context.ctx, id))
 
     @strawberry.mutation(
         description="Share a pack with a data recipient (admin key): its iLEAP footprints and transport activity "

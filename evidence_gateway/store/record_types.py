@@ -310,6 +310,10 @@ class DataRecipientRecord(NamedTuple):
     secret_hash: str
     created_at: datetime
     revoked_at: datetime | None
+    host_url: str | None
+    host_client_id: str | None
+    host_client_secret: str | None
+    host_pact_version: str | None
 
 
 class PublicationRecord(NamedTuple):

@@ -1,8 +1,9 @@
 """/api/sharing/… : the data owner's side of the exchange over REST, with an admin API key.
 
-Beside the frozen v2 contract, never inside it: recipients (client credentials shown once),
-publications of packs to them, withdrawals. The same resolvers as GraphQL's mutations and the
-command line (resolvers/sharing.py); the gateway's usual envelopes, errors, Idempotency-Key.
+Beside the frozen v2 contract, never inside it (``x-extension`` operations of the OpenAPI
+document): recipients (client credentials shown once), their own PACT hosts, publications of
+packs to them, withdrawals. The same resolvers as GraphQL's mutations and the command line
+(resolvers/sharing.py); the gateway's usual envelopes, errors, Idempotency-Key.
 """
 
 from __future__ import annotations
@@ -13,20 +14,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from evidence_gateway import read_models as rm
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.models import DataRecipient, Publication
 from evidence_gateway.resolvers import sharing
 from evidence_gateway.rest_compat.http import caller, envelope
-from evidence_gateway.rest_compat.routing import merge_methods
 from evidence_gateway.rest_compat.writes import location, write
 
 
 def recipient_out(recipient: DataRecipient) -> dict[str, Any]:
-    return {**sharing.recipient_json(recipient), "revoked": recipient.revoked_at is not None}
+    return rm.DataRecipient.render(recipient)
 
 
 def publication_out(publication: Publication) -> dict[str, Any]:
-    return {**sharing.publication_json(publication), "published": publication.withdrawn_at is None}
+    return rm.Publication.render(publication)
 
 
 async def create_recipient(request: Request) -> Response:
@@ -58,6 +59,29 @@ async def revoke_recipient(request: Request) -> Response:
     )
 
 
+async def set_host(request: Request) -> Response:
+    """PUT /api/sharing/recipients/{id}/host {url, client_id, client_secret}: where the answers to
+    the recipient's PACT requests go, and the credentials for that host (the secret never shown)."""
+    recipient_id = request.path_params["id"]
+
+    def render(recipient: DataRecipient, _ctx: Ctx) -> Response:
+        return envelope(recipient_out(recipient))
+
+    return await write(request, lambda ctx, body: sharing.set_recipient_host(ctx, recipient_id, body), render)
+
+
+async def clear_host(request: Request) -> Response:
+    """DELETE /api/sharing/recipients/{id}/host: the recipient's requests are no longer answered."""
+    recipient_id = request.path_params["id"]
+
+    def render(recipient: DataRecipient, _ctx: Ctx) -> Response:
+        return envelope(recipient_out(recipient))
+
+    return await write(
+        request, lambda ctx, _body: sharing.clear_recipient_host(ctx, recipient_id), render, body_required=False
+    )
+
+
 async def publish(request: Request) -> Response:
     """POST /api/sharing/publications {recipient_id, pack_id}: the pack is visible to the recipient."""
 
@@ -85,13 +109,13 @@ async def withdraw(request: Request) -> Response:
     return await write(request, lambda ctx, _body: sharing.withdraw(ctx, publication_id), render, body_required=False)
 
 
-routes: list[BaseRoute] = merge_methods(
-    [
-        Route("/api/sharing/recipients", list_recipients, methods=["GET"]),
-        Route("/api/sharing/recipients", create_recipient, methods=["POST"]),
-        Route("/api/sharing/recipients/{id}/revoke", revoke_recipient, methods=["POST"]),
-        Route("/api/sharing/publications", list_publications, methods=["GET"]),
-        Route("/api/sharing/publications", publish, methods=["POST"]),
-        Route("/api/sharing/publications/{id}/withdraw", withdraw, methods=["POST"]),
-    ]
-)
+routes: list[BaseRoute] = [
+    Route("/sharing/recipients", list_recipients, methods=["GET"]),
+    Route("/sharing/recipients", create_recipient, methods=["POST"]),
+    Route("/sharing/recipients/{id}/revoke", revoke_recipient, methods=["POST"]),
+    Route("/sharing/recipients/{id}/host", set_host, methods=["PUT"]),
+    Route("/sharing/recipients/{id}/host", clear_host, methods=["DELETE"]),
+    Route("/sharing/publications", list_publications, methods=["GET"]),
+    Route("/sharing/publications", publish, methods=["POST"]),
+    Route("/sharing/publications/{id}/withdraw", withdraw, methods=["POST"]),
+]
