@@ -4,6 +4,7 @@
     python bench/run.py             # full (< 15 minutes): one and two workers, more rounds
     python bench/run.py --profile   # also py-spy the product under each load scenario
     python bench/run.py --quick --previous-floor   # the previous floor in the product's place
+    python bench/run.py --scale-only --workers 1   # 1k vs 100k workspaces, SQLite and PostgreSQL
 
 See docs/performance.md for what is measured and how. Prints a table and writes
 bench/results/<timestamp>.json.
@@ -386,7 +387,7 @@ async def _checkpoint(url: str) -> None:
 
 async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> tuple[float, str]:
     """Seeding shortcut for the scale test: rows go straight into the server's database."""
-    from sqlalchemy import insert, select
+    from sqlalchemy import delete, func, insert, select
     from sqlalchemy.ext.asyncio import create_async_engine
     from sqlmodel import SQLModel
 
@@ -423,6 +424,14 @@ async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> tuple[
                         }
                     )
                 await conn.execute(insert(ws), rows)
+            counts = SQLModel.metadata.tables.get("list_count")
+            if counts is not None:
+                # As the write path would: the organisation's count moves with its rows
+                # (store/list_counts.py), in the same transaction.
+                mine = (counts.c.org_id == org_id) & (counts.c.list_name == "workspace")
+                n = (await conn.execute(select(func.count()).select_from(ws).where(ws.c.org_id == org_id))).scalar_one()
+                await conn.execute(delete(counts).where(mine))
+                await conn.execute(insert(counts).values(org_id=org_id, list_name="workspace", row_count=n))
         if url.startswith("sqlite"):
             # Fold the bulk rows into the main file so the 100k probe does not measure a huge WAL.
             async with engine.connect() as conn:
@@ -823,7 +832,7 @@ def run_phase(
         for port in (PORT_FLOOR, PORT_PRODUCT):
             load(port, scs[0], 1.0)
         results: dict[str, Any] = {}
-        for sc in scs:
+        for sc in [] if args.scale_only else scs:
             if time.monotonic() > deadline:
                 phase["truncated"] = "time budget reached"
                 break
@@ -850,6 +859,12 @@ def run_phase(
         phase["memory_after_load"] = {"product": product.memory(), "floor": floor.memory()}
         if args.load_only:
             return phase
+        if args.scale_only:
+            log(f"  scale: org with {SEED_WORKSPACES} vs org with {SCALE_WORKSPACES} workspaces (bulk SQL insert)")
+            phase["scale"] = scale_test(url, keys, detail_id, mode, product, floor)
+            log(f"  scale p50 ratio product {phase['scale']['ratio_p50']['product']}  "
+                f"floor {phase['scale']['ratio_p50']['floor']}")  # fmt: skip
+            return phase
         if args.profile and workers == 1 and not args.previous_floor:
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
@@ -863,7 +878,7 @@ def run_phase(
     finally:
         product.stop()
         floor.stop()
-    if workers == 1 and not args.previous_floor and not args.load_only:
+    if workers == 1 and not args.previous_floor and not args.load_only and not args.scale_only:
         phase["sql_statements"] = sql_counts(url, scs, keys, nested, logdir)
     return phase
 
@@ -1101,6 +1116,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--load-only", action="store_true", help="the load scenarios alone: no scale, heavy jobs or SQL counts"
+    )
+    parser.add_argument(
+        "--scale-only",
+        action="store_true",
+        help="the 1k vs 100k scale probes alone, on every backend: no load scenarios, heavy jobs or SQL counts",
     )
     parser.add_argument("--rounds", type=int, help="rounds per scenario (default: the mode's)")
     parser.add_argument("--workers", type=int, nargs="+", help="uvicorn worker counts to run (default: the mode's)")
