@@ -1181,7 +1181,7 @@ def main() -> int:
                     if pg_name:
                         pg_drop(pg_name)
         pack_rss = BENCH / "pack_rss.py"
-        if mode.name == "full" and pack_rss.exists() and time.monotonic() < deadline:
+        if mode.name == "full" and pack_rss.exists() and time.monotonic() < deadline and not args.scale_only:
             # The packs helper's own probe (issue 4): a separate server, generation timed twice.
             log("bench/pack_rss.py (packs' own 50k-row pack probe, SQLite)")
             result["pack_rss"] = run_pack_rss(pack_rss)
