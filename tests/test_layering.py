@@ -43,6 +43,18 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     (P + "resolvers.seals", P + "resolvers.timestamps"): (
         "asn1crypto and cryptography's X.509 (about 5 MB resident) with a time-stamp authority only (issue 29)"
     ),
+    # Alembic (about 10 MB resident) loads only when the schema changes: serving a database at
+    # head reads the revision files as text and the version row directly (issue 29).
+    **{
+        (P + "store.migrate", module): "alembic only when the schema changes (issue 29)"
+        for module in (
+            "alembic",
+            "alembic.config",
+            "alembic.script",
+            "alembic.script.revision",
+            "alembic.runtime.migration",
+        )
+    },
     # The command line builds its parser from the standard library alone and loads a command's
     # module (the app, SQLAlchemy, Strawberry: about 3 s) only when that command runs.
     **{
