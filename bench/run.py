@@ -832,11 +832,12 @@ def run_phase(
         for port in (PORT_FLOOR, PORT_PRODUCT):
             load(port, scs[0], 1.0)
         results: dict[str, Any] = {}
-        for sc in [] if args.scale_only else scs:
+        every = list(scs)
+        for sc in [] if args.scale_only else [sc for sc in scs if not args.only or sc.name in args.only]:
             if time.monotonic() > deadline:
                 phase["truncated"] = "time budget reached"
                 break
-            floor_sc = next(s for s in scs if s.name == sc.floor_equivalent)
+            floor_sc = next(s for s in every if s.name == sc.floor_equivalent)
             rounds = []
             for r in range(mode.rounds):
                 order = [("floor", PORT_FLOOR, floor_sc), ("product", PORT_PRODUCT, sc)]
@@ -1103,6 +1104,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="short run (~3 min)")
     parser.add_argument("--profile", action="store_true", help="py-spy the product under each scenario")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
+    parser.add_argument(
+        "--only", nargs="+", metavar="SCENARIO", help="load these scenarios alone (e.g. rest_create); the rest skipped"
+    )
     parser.add_argument(
         "--previous-floor",
         action="store_true",
@@ -1156,7 +1161,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="eg-bench-"))
     logdir = RESULTS / f"logs-{started:%Y%m%dT%H%M%SZ}"
     logdir.mkdir()
-    backends = ["sqlite"] + ([] if args.no_postgres or not pg_available() else ["postgresql"])
+    backends = [] if args.no_sqlite else ["sqlite"]
+    backends += [] if args.no_postgres or not pg_available() else ["postgresql"]
     if "postgresql" not in backends:
         result["postgresql"] = "skipped: nothing answers on 127.0.0.1:5432" if not args.no_postgres else "skipped"
     try:
