@@ -4,6 +4,7 @@
     python bench/run.py             # full (< 15 minutes): one and two workers, more rounds
     python bench/run.py --profile   # also py-spy the product under each load scenario
     python bench/run.py --quick --previous-floor   # the previous floor in the product's place
+    python bench/run.py --scale-only --workers 1   # 1k vs 100k workspaces, SQLite and PostgreSQL
 
 See docs/performance.md for what is measured and how. Prints a table and writes
 bench/results/<timestamp>.json.
@@ -386,7 +387,7 @@ async def _checkpoint(url: str) -> None:
 
 async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> tuple[float, str]:
     """Seeding shortcut for the scale test: rows go straight into the server's database."""
-    from sqlalchemy import insert, select
+    from sqlalchemy import delete, func, insert, select
     from sqlalchemy.ext.asyncio import create_async_engine
     from sqlmodel import SQLModel
 
@@ -423,6 +424,14 @@ async def _bulk_insert_workspaces(url: str, org_name: str, count: int) -> tuple[
                         }
                     )
                 await conn.execute(insert(ws), rows)
+            counts = SQLModel.metadata.tables.get("list_count")
+            if counts is not None:
+                # As the write path would: the organisation's count moves with its rows
+                # (store/list_counts.py), in the same transaction.
+                mine = (counts.c.org_id == org_id) & (counts.c.list_name == "workspace")
+                n = (await conn.execute(select(func.count()).select_from(ws).where(ws.c.org_id == org_id))).scalar_one()
+                await conn.execute(delete(counts).where(mine))
+                await conn.execute(insert(counts).values(org_id=org_id, list_name="workspace", row_count=n))
         if url.startswith("sqlite"):
             # Fold the bulk rows into the main file so the 100k probe does not measure a huge WAL.
             async with engine.connect() as conn:
@@ -823,11 +832,12 @@ def run_phase(
         for port in (PORT_FLOOR, PORT_PRODUCT):
             load(port, scs[0], 1.0)
         results: dict[str, Any] = {}
-        for sc in scs:
+        every = list(scs)
+        for sc in [] if args.scale_only else [sc for sc in scs if not args.only or sc.name in args.only]:
             if time.monotonic() > deadline:
                 phase["truncated"] = "time budget reached"
                 break
-            floor_sc = next(s for s in scs if s.name == sc.floor_equivalent)
+            floor_sc = next(s for s in every if s.name == sc.floor_equivalent)
             rounds = []
             for r in range(mode.rounds):
                 order = [("floor", PORT_FLOOR, floor_sc), ("product", PORT_PRODUCT, sc)]
@@ -850,6 +860,12 @@ def run_phase(
         phase["memory_after_load"] = {"product": product.memory(), "floor": floor.memory()}
         if args.load_only:
             return phase
+        if args.scale_only:
+            log(f"  scale: org with {SEED_WORKSPACES} vs org with {SCALE_WORKSPACES} workspaces (bulk SQL insert)")
+            phase["scale"] = scale_test(url, keys, detail_id, mode, product, floor)
+            log(f"  scale p50 ratio product {phase['scale']['ratio_p50']['product']}  "
+                f"floor {phase['scale']['ratio_p50']['floor']}")  # fmt: skip
+            return phase
         if args.profile and workers == 1 and not args.previous_floor:
             log("  profiling the product under each scenario (py-spy)")
             phase["profile"] = profile(product, scs, max(3.0, mode.duration))
@@ -863,7 +879,7 @@ def run_phase(
     finally:
         product.stop()
         floor.stop()
-    if workers == 1 and not args.previous_floor and not args.load_only:
+    if workers == 1 and not args.previous_floor and not args.load_only and not args.scale_only:
         phase["sql_statements"] = sql_counts(url, scs, keys, nested, logdir)
     return phase
 
@@ -1088,6 +1104,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="short run (~3 min)")
     parser.add_argument("--profile", action="store_true", help="py-spy the product under each scenario")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
+    parser.add_argument(
+        "--only", nargs="+", metavar="SCENARIO", help="load these scenarios alone (e.g. rest_create); the rest skipped"
+    )
     parser.add_argument(
         "--previous-floor",
         action="store_true",
@@ -1101,6 +1121,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--load-only", action="store_true", help="the load scenarios alone: no scale, heavy jobs or SQL counts"
+    )
+    parser.add_argument(
+        "--scale-only",
+        action="store_true",
+        help="the 1k vs 100k scale probes alone, on every backend: no load scenarios, heavy jobs or SQL counts",
     )
     parser.add_argument("--rounds", type=int, help="rounds per scenario (default: the mode's)")
     parser.add_argument("--workers", type=int, nargs="+", help="uvicorn worker counts to run (default: the mode's)")
@@ -1136,7 +1161,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="eg-bench-"))
     logdir = RESULTS / f"logs-{started:%Y%m%dT%H%M%SZ}"
     logdir.mkdir()
-    backends = ["sqlite"] + ([] if args.no_postgres or not pg_available() else ["postgresql"])
+    backends = [] if args.no_sqlite else ["sqlite"]
+    backends += [] if args.no_postgres or not pg_available() else ["postgresql"]
     if "postgresql" not in backends:
         result["postgresql"] = "skipped: nothing answers on 127.0.0.1:5432" if not args.no_postgres else "skipped"
     try:
@@ -1161,7 +1187,7 @@ def main() -> int:
                     if pg_name:
                         pg_drop(pg_name)
         pack_rss = BENCH / "pack_rss.py"
-        if mode.name == "full" and pack_rss.exists() and time.monotonic() < deadline:
+        if mode.name == "full" and pack_rss.exists() and time.monotonic() < deadline and not args.scale_only:
             # The packs helper's own probe (issue 4): a separate server, generation timed twice.
             log("bench/pack_rss.py (packs' own 50k-row pack probe, SQLite)")
             result["pack_rss"] = run_pack_rss(pack_rss)

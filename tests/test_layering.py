@@ -37,6 +37,24 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     (P + "web.observability.graphql", P + "web.observability.graphql_tracing"): (
         "optional dependency (the 'otel' extra)"
     ),
+    # reportlab (with Pillow) and xlsxwriter, about 13 MB resident, load with the first pack's
+    # renderers (summary_pdf and, in the same statement, shipments_xlsx), not with the app.
+    (P + "artifacts", P + "artifacts.summary_pdf"): "reportlab / xlsxwriter at the first pack (issue 29)",
+    (P + "resolvers.seals", P + "resolvers.timestamps"): (
+        "asn1crypto and cryptography's X.509 (about 5 MB resident) with a time-stamp authority only (issue 29)"
+    ),
+    # Alembic (about 10 MB resident) loads only when the schema changes: serving a database at
+    # head reads the revision files as text and the version row directly (issue 29).
+    **{
+        (P + "store.migrate", module): "alembic only when the schema changes (issue 29)"
+        for module in (
+            "alembic",
+            "alembic.config",
+            "alembic.script",
+            "alembic.script.revision",
+            "alembic.runtime.migration",
+        )
+    },
     # The command line builds its parser from the standard library alone and loads a command's
     # module (the app, SQLAlchemy, Strawberry: about 3 s) only when that command runs.
     **{

@@ -238,9 +238,12 @@ def test_a_database_from_0_1_0_is_adopted_not_rebuilt(empty_url: str, tmp_path: 
             conn.execute(sa.select(_WORKSPACE.c.id, _WORKSPACE.c.name, _WORKSPACE.c.status)).all(),
             conn.execute(sa.select(_RUN.c.id, _RUN.c.status, _RUN.c.error_message)).all(),
             conn.execute(sa.text("SELECT data_version, row_version FROM workspace")).all(),
+            conn.execute(sa.text("SELECT list_name, row_count FROM list_count ORDER BY list_name")).all(),
         )
 
-    orgs, keys, workspaces, runs, versions = _sync(empty_url, rows)
+    orgs, keys, workspaces, runs, versions, counts = _sync(empty_url, rows)
+    # 0020 counted the rows already there: the unfiltered lists' totals read these.
+    assert [tuple(c) for c in counts] == [("calculation_run", 1), ("workspace", 1)]
     assert orgs == [(ids["org"], "acme")]
     assert keys == [(ids["key"], ids["org"], "a" * 64)]
     assert workspaces == [(ids["workspace"], "EU road 2025", "draft")]

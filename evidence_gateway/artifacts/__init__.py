@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from types import ModuleType
 from typing import BinaryIO
 
@@ -22,8 +23,6 @@ from evidence_gateway.artifacts import (
     methodology_statement,
     quality_report,
     shipments_csv,
-    shipments_xlsx,
-    summary_pdf,
 )
 from evidence_gateway.artifacts.data import PackData, Rows
 from evidence_gateway.models import ArtifactType
@@ -47,19 +46,33 @@ def _spec(kind: ArtifactType, module: ModuleType) -> ArtifactSpec:
     return ArtifactSpec(kind, module.CONTENT_TYPE, module.SUFFIX, module.NEEDS_ROWS, module.render)
 
 
-# In ArtifactType declaration order: the order of pack_hash.
-SPECS: dict[ArtifactType, ArtifactSpec] = {
-    ArtifactType.summary_pdf: _spec(ArtifactType.summary_pdf, summary_pdf),
-    ArtifactType.shipment_csv: _spec(ArtifactType.shipment_csv, shipments_csv),
-    ArtifactType.shipment_xlsx: _spec(ArtifactType.shipment_xlsx, shipments_xlsx),
-    ArtifactType.machine_json: _spec(ArtifactType.machine_json, machine_json),
-    ArtifactType.methodology_statement: _spec(ArtifactType.methodology_statement, methodology_statement),
-    ArtifactType.evidence_register: _spec(ArtifactType.evidence_register, evidence_register),
-    ArtifactType.quality_report: _spec(ArtifactType.quality_report, quality_report),
-    ArtifactType.audit_trail: _spec(ArtifactType.audit_trail, audit_trail),
-    ArtifactType.ileap_shipment_footprints: _spec(ArtifactType.ileap_shipment_footprints, ileap),
-}
-assert list(SPECS) == list(ArtifactType)
+@cache
+def specs() -> dict[ArtifactType, ArtifactSpec]:
+    """Every renderer, in ArtifactType declaration order (the order of pack_hash); one dict,
+    built at the first pack. The PDF and XLSX renderers load reportlab (with Pillow) and
+    xlsxwriter, about 13 MB resident that a process answering reads and writes never needs."""
+    from evidence_gateway.artifacts import shipments_xlsx, summary_pdf
+
+    built = {
+        ArtifactType.summary_pdf: _spec(ArtifactType.summary_pdf, summary_pdf),
+        ArtifactType.shipment_csv: _spec(ArtifactType.shipment_csv, shipments_csv),
+        ArtifactType.shipment_xlsx: _spec(ArtifactType.shipment_xlsx, shipments_xlsx),
+        ArtifactType.machine_json: _spec(ArtifactType.machine_json, machine_json),
+        ArtifactType.methodology_statement: _spec(ArtifactType.methodology_statement, methodology_statement),
+        ArtifactType.evidence_register: _spec(ArtifactType.evidence_register, evidence_register),
+        ArtifactType.quality_report: _spec(ArtifactType.quality_report, quality_report),
+        ArtifactType.audit_trail: _spec(ArtifactType.audit_trail, audit_trail),
+        ArtifactType.ileap_shipment_footprints: _spec(ArtifactType.ileap_shipment_footprints, ileap),
+    }
+    assert list(built) == list(ArtifactType)
+    return built
+
+
+def __getattr__(name: str) -> dict[ArtifactType, ArtifactSpec]:
+    """``SPECS``: ``specs()`` under the name it had when it was built at import."""
+    if name == "SPECS":
+        return specs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def slug(name: str) -> str:
@@ -73,4 +86,4 @@ def pack_hash(content_hashes: Iterable[str]) -> str:
     return hashlib.sha256("".join(content_hashes).encode("ascii")).hexdigest()
 
 
-__all__ = ["SPECS", "ArtifactSpec", "PackData", "Rows", "pack_hash", "slug"]
+__all__ = ["ArtifactSpec", "PackData", "Rows", "pack_hash", "slug", "specs"]

@@ -10,7 +10,7 @@ from evidence_gateway.models.calculation import (
     RunStatus,
     ShipmentEmission,
 )
-from evidence_gateway.models.events import Event, EventCounter, IdempotencyRecord
+from evidence_gateway.models.events import Event, EventCounter, IdempotencyRecord, ListCount
 from evidence_gateway.models.evidence import AttachmentScope, EvidenceItem, EvidenceType, VerificationStatus
 from evidence_gateway.models.hubs import HubRow, HubType, TemperatureControl
 from evidence_gateway.models.instance import InstanceSecret
@@ -89,6 +89,7 @@ __all__ = [
     "ImportBatch",
     "InstanceSecret",
     "LegacyReport",
+    "ListCount",
     "LegacyReportStatus",
     "MessageStatus",
     "MethodologyProfile",

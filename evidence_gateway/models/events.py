@@ -57,6 +57,19 @@ class EventCounter(SQLModel, table=True):
     last_sequence: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
+class ListCount(SQLModel, table=True):
+    """How many rows of a list an organisation has: the exact ``pagination.total`` of its
+    unfiltered REST list without counting them (store/list_counts.py keeps it, in the transaction
+    of every insert and delete of a counted table's rows)."""
+
+    __tablename__ = "list_count"
+
+    org_id: uuid.UUID = Field(foreign_key="organization.id", primary_key=True)
+    # The counted table's name (store/list_counts.py COUNTED).
+    list_name: str = Field(max_length=64, primary_key=True)
+    row_count: int = Field(sa_column=Column(BigInteger, nullable=False))
+
+
 class IdempotencyRecord(SQLModel, table=True):
     """One Idempotency-Key of an organisation: in progress, or completed with its stored answer."""
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, BinaryIO, cast
 
-from evidence_gateway.artifacts import SPECS, ArtifactSpec
+from evidence_gateway.artifacts import ArtifactSpec, specs
 from evidence_gateway.artifacts.data import PackData, ShipmentLine
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.models import PackArtifact
@@ -41,11 +41,11 @@ async def render_and_store(
     ctx: Ctx, data: PackData, batch_ids: list[uuid.UUID], artifacts: dict[str, PackArtifact]
 ) -> dict[str, str]:
     """Render all nine artifacts, store each; returns content SHA-256 by artifact type."""
-    row_specs = [s for s in SPECS.values() if s.needs_rows]
+    row_specs = [s for s in specs().values() if s.needs_rows]
     files = await _render_row_artifacts(ctx, data, batch_ids, row_specs)
     hashes: dict[str, str] = {}
     try:
-        for kind, spec in SPECS.items():
+        for kind, spec in specs().items():
             if spec.needs_rows:
                 out, digest = files.pop(kind.value)
             else:

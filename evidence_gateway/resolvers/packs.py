@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from evidence_gateway.artifacts import SPECS, pack_hash
+from evidence_gateway.artifacts import pack_hash, specs
 from evidence_gateway.core import checkpoints
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.events import EventType
@@ -196,7 +196,7 @@ async def _allocate(ctx: Ctx, workspace_id: Any, payload: GeneratePackInput) -> 
                 content_type=spec.content_type,
                 created_at=now,
             )
-            for spec in SPECS.values()
+            for spec in specs().values()
         ]
         session.add_all(artifacts)
         if queued:

@@ -21,7 +21,6 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import PackArtifact, SignedStatement
 from evidence_gateway.packs.lookup import artifacts_of
 from evidence_gateway.proofs import dsse
-from evidence_gateway.resolvers import timestamps
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import artifact_files as files
 from evidence_gateway.store import seals as store
@@ -67,6 +66,9 @@ async def seal_pack(
                 )
     statements = await store.statements_of(db, org_id, pack_id)
     if settings.tsa_url:
+        # Loaded with a time-stamp authority configured only: asn1crypto and cryptography's X.509.
+        from evidence_gateway.resolvers import timestamps
+
         for unstamped in (s for s in statements if s.timestamp is None):
             await timestamps.stamp(db, settings, unstamped)
         statements = await store.statements_of(db, org_id, pack_id)

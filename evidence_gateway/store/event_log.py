@@ -9,7 +9,8 @@ the numbers back. Either way the append is one statement on the session's own co
 through the driver: it runs on every write, and each statement through the async adapter costs
 several thread hops (PERFORMANCE-NOTES).
 
-A change that adds one row (a create) writes that row in the same statement (``NewRow``).
+A change that adds one row (a create) writes that row in the same statement (``NewRow``), and
+bumps its list's count there when its table is counted (list_counts.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from evidence_gateway.core.events import PendingEvent
 from evidence_gateway.core.merkle import leaf_hash
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.core.tlog import leaf_bytes
+from evidence_gateway.store import list_counts
 from evidence_gateway.store.db import Database, driver_connection
 from evidence_gateway.store.internals import on_aiosqlite_thread
 
@@ -52,7 +54,7 @@ _SQLITE_APPEND = (
 )
 _POSTGRES_COUNTER = """
 counter AS (
-    INSERT INTO event_counter (org_id, last_sequence) VALUES ($1, $2::bigint)
+    INSERT INTO event_counter (org_id, last_sequence) {source}
     ON CONFLICT (org_id) DO UPDATE SET last_sequence = event_counter.last_sequence + EXCLUDED.last_sequence
     -- Wakes every node's LISTEN connection when (and only if) this transaction commits.
     RETURNING last_sequence, pg_notify('evidence_events', CAST(event_counter.org_id AS text))
@@ -95,10 +97,12 @@ async def append(
         return None
     driver = await driver_connection(session)
     if db.is_sqlite:
-        return _queue_sqlite(driver, new_row, _sqlite_rows(org_id, events, actor, request_id))
+        return _queue_sqlite(driver, org_id, new_row, _sqlite_rows(org_id, events, actor, request_id))
     if not events:
         assert new_row is not None
         await driver.execute(_insert_sql(new_row.table, 1), *new_row.values)
+        if list_counts.is_counted(new_row.table.name):
+            await driver.execute(list_counts.postgres_bump(new_row.table.name), org_id)
         return None
     await driver.execute(*_postgres_statement(org_id, events, actor, request_id, new_row))
     return None
@@ -242,7 +246,13 @@ def _postgres_append(table: Table | None) -> str:
     sql = _POSTGRES_APPENDS.get(table)
     if sql is None:
         row = "" if table is None else f" new_row AS ({_insert_sql(table, _POSTGRES_ROW_FIRST)}),"
-        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER}"
+        source = "VALUES ($1, $2::bigint)"
+        if table is not None and list_counts.is_counted(table.name):
+            # The row's list count, bumped before the event counter is taken: the counter's row
+            # is read from it (list_counts.py: always the count first, then the counter).
+            row += f" counted AS ({list_counts.postgres_bump(table.name)} RETURNING 1),"
+            source = "SELECT $1, $2::bigint FROM counted"
+        sql = _POSTGRES_APPENDS[table] = f"WITH{row}{_POSTGRES_COUNTER.format(source=source)}"
     return sql
 
 
@@ -261,7 +271,9 @@ def _insert_sql(table: Table, first: int) -> str:
     return sql
 
 
-def _queue_sqlite(driver: Any, new_row: NewRow | None, rows: list[tuple[Any, ...]]) -> asyncio.Future[None]:
+def _queue_sqlite(
+    driver: Any, org_id: uuid.UUID, new_row: NewRow | None, rows: list[tuple[Any, ...]]
+) -> asyncio.Future[None]:
     """Put the inserts on aiosqlite's worker queue, ahead of the commit the caller issues next.
 
     Both then run back to back in the driver's thread, sparing the write lock a round trip to
@@ -274,6 +286,8 @@ def _queue_sqlite(driver: Any, new_row: NewRow | None, rows: list[tuple[Any, ...
         try:
             if new_row is not None:
                 sqlite.execute(_insert_sql(new_row.table, 0), new_row.values)
+                if list_counts.is_counted(new_row.table.name):
+                    sqlite.execute(list_counts.SQLITE_BUMP, (org_id.hex, new_row.table.name))
             if rows:
                 sqlite.executemany(_SQLITE_APPEND, rows)
         except BaseException:

@@ -4,7 +4,7 @@ The app, the CLI, ``env.py`` and the tests all come through here, so they share 
 which database states exist, when a database may be changed, and the message an operator
 sees when it may not. Alembic itself stays an implementation detail: it is configured in
 code, from files shipped inside the package, so an installed wheel migrates without an
-``alembic.ini``.
+``alembic.ini``. It loads only when the schema changes (store/revisions.py judges the rest).
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.script.revision import RangeNotAncestorError
 from sqlalchemy import Connection, MetaData, create_engine, inspect, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlmodel import SQLModel
@@ -30,12 +25,18 @@ from evidence_gateway import models  # noqa: F401  (every table registered on SQ
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store import text_search
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.revisions import VERSION_TABLE as VERSION_TABLE
+from evidence_gateway.store.revisions import head as head
+from evidence_gateway.store.revisions import known_revisions, recorded_revisions
 from evidence_gateway.store.seed import seed_reference_data
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 #: The schema of the last release before Alembic (0.1.0, built by ``create_all``).
 BASELINE = "0001_initial"
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
-VERSION_TABLE = "alembic_version"
 
 _T = TypeVar("_T")
 
@@ -110,6 +111,8 @@ _PG_SCHEMA_LOCK_KEY = 0x45564944
 
 def alembic_config(connection: Connection | None = None) -> Config:
     """A Config built in code; ``connection`` is handed to env.py, which then opens nothing itself."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     cfg.set_main_option("path_separator", "os")
@@ -122,20 +125,9 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 @lru_cache
 def _script() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory.from_config(alembic_config())
-
-
-def head() -> str:
-    """The revision this code expects; one head only, so a forgotten merge fails loudly."""
-    heads = _script().get_heads()
-    if len(heads) != 1:
-        raise RuntimeError(f"migrations have {len(heads)} heads ({', '.join(heads)}): merge them with `alembic merge`")
-    return heads[0]
-
-
-@lru_cache
-def _known_revisions() -> frozenset[str]:
-    return frozenset(s.revision for s in _script().walk_revisions())
 
 
 def load_models() -> MetaData:
@@ -162,14 +154,17 @@ def context_options(connection: Connection) -> dict[str, Any]:
 
 def _status_sync(conn: Connection) -> Status:
     target = head()
-    revision = MigrationContext.configure(conn).get_current_revision()
+    recorded = recorded_revisions(conn)
+    if len(recorded) > 1:
+        raise SchemaError(f"database records {len(recorded)} revisions ({', '.join(recorded)}): merge them first")
+    revision = recorded[0] if recorded else None
     if revision is None:
         # Tables that are not ours (a shared PostgreSQL database) do not make it non-empty.
         present = set(inspect(conn).get_table_names()) & set(load_models().tables)
         return Status(State.UNVERSIONED if present else State.EMPTY, None, target)
     if revision == target:
         return Status(State.CURRENT, revision, target)
-    if revision in _known_revisions():
+    if revision in known_revisions():
         return Status(State.BEHIND, revision, target)
     return Status(State.AHEAD, revision, target)
 
@@ -208,6 +203,8 @@ def _baseline_shape() -> _Shape:
     Derived from the revision itself rather than a copied list, so it cannot drift from
     it; table and column names and nullability are what both databases report alike.
     """
+    from alembic import command
+
     engine = create_engine("sqlite://")
     try:
         with engine.begin() as scratch:
@@ -279,6 +276,8 @@ async def _schema_transaction(db: Database) -> AsyncIterator[AsyncConnection]:
 
 def _stamp(conn: Connection, revision: str) -> None:
     """What ``alembic stamp`` writes, without loading env.py again (a third of a fresh file's cost)."""
+    from alembic.runtime.migration import MigrationContext
+
     MigrationContext.configure(conn).stamp(_script(), revision)
 
 
@@ -300,6 +299,8 @@ def _upgrade_sync(conn: Connection, replay: bool) -> str:
     if state.state is State.UNVERSIONED:
         _check_baseline(conn)
         _stamp(conn, BASELINE)
+    from alembic import command
+
     command.upgrade(alembic_config(conn), "head")
     return state.head
 
@@ -335,6 +336,9 @@ class Downgrade:
 
 
 def _downgrade_sync(conn: Connection, target: str) -> Downgrade:
+    from alembic import command
+    from alembic.script.revision import RangeNotAncestorError
+
     found = _status_sync(conn)
     if found.state is State.AHEAD:
         raise found.refusal()
@@ -360,7 +364,7 @@ async def downgrade(db: Database, target: str) -> Downgrade:
     the database. Seeds nothing: the code that runs next is the older release, whose start-up
     seeds what it needs.
     """
-    if target != "base" and target not in _known_revisions():
+    if target != "base" and target not in known_revisions():
         known = ", ".join(s.revision for s in _script().walk_revisions())
         raise SchemaError(f"unknown revision {target!r} (this version knows base, {known})")
     async with _schema_transaction(db) as conn:

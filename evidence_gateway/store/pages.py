@@ -11,6 +11,7 @@ from sqlalchemy import ColumnElement, and_, bindparam, func, select
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned, table_of
+from evidence_gateway.store import list_counts
 from evidence_gateway.store.record_types import TYPED
 from evidence_gateway.store.records import records
 from evidence_gateway.store.scoped import rows
@@ -43,7 +44,8 @@ class NewestFirst:
     """One organisation-scoped list, newest first, as records (``records.py``): the page and the
     total in one statement, built once.
 
-    The total rides along as an uncorrelated scalar subquery, which SQLite and PostgreSQL both
+    The total rides along as an uncorrelated scalar subquery (the organisation's ``list_count``
+    row when the list is counted by the write path, else a COUNT), which SQLite and PostgreSQL both
     evaluate once per statement (a ``count(*) OVER ()`` would read every row of the
     organisation to number them); only a page past the end, which has no row to carry it,
     costs a second statement.
@@ -51,10 +53,16 @@ class NewestFirst:
 
     TOTAL = "page_total"
 
-    def __init__(self, model: Any, *where: ColumnElement[bool], time_column: str = "created_at") -> None:
+    def __init__(
+        self, model: Any, *where: ColumnElement[bool], time_column: str = "created_at", counted: bool = False
+    ) -> None:
         table = self._table = table_of(model)
         scoped = and_(owned(table), *where)
-        self._count = select(func.count()).select_from(table).where(scoped)
+        # ``counted``: the organisation's every row, whose count the write path keeps (list_counts.py).
+        if counted and where:
+            raise ValueError("only an organisation's whole list is counted by the write path")
+        count = list_counts.total_of(table.name) if counted else select(func.count()).select_from(table).where(scoped)
+        self._count = count
         self._page = (
             select(*table.c, self._count.scalar_subquery().label(self.TOTAL))
             .where(scoped)

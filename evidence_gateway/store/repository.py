@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import owned, owned_by, table_of
 from evidence_gateway.resolvers.list_queries import ListQuery
+from evidence_gateway.store import list_counts
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, keyset_slices, window
 from evidence_gateway.store.list_filters import conditions, order_of
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow, ordered_page
@@ -50,7 +51,7 @@ class Repository(Generic[M, R]):
         table = cls.table = table_of(cls.model)
         cls._by_id = select(*table.c).where(table.c.id == bindparam("row_id"), owned(table))
         cls._by_ids = select(*table.c).where(owned(table), table.c.id.in_(bindparam("row_ids", expanding=True)))
-        cls._newest = NewestFirst(cls.model, time_column=cls.time_column)
+        cls._newest = NewestFirst(cls.model, time_column=cls.time_column, counted=list_counts.is_counted(table.name))
         cls._order = Order.newest_first(cls.kind, cls.model, cls.time_column)
 
     def __init__(self, ctx: Ctx) -> None:

@@ -15,7 +15,7 @@ workspace's imports) are served by their existing (organisation or parent, creat
 indexes: nothing else is needed.
 
 Revision ID: 0021_list_filters_more
-Revises: 0019_recipient_hosts
+Revises: 0020_list_counts
 Create Date: 2026-11-27 05:05:00.000000
 """
 
@@ -27,7 +27,7 @@ from sqlalchemy.exc import DBAPIError
 
 # revision identifiers, used by Alembic.
 revision: str = "0021_list_filters_more"
-down_revision: str | Sequence[str] | None = "0019_recipient_hosts"
+down_revision: str | Sequence[str] | None = "0020_list_counts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

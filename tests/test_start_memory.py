@@ -1,0 +1,52 @@
+"""What a serving process loads (issue 29: resident memory after load): the pack renderers'
+libraries, Alembic and the time-stamp authority's ASN.1 stay out until something uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
+
+DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto")
+
+_SERVE = """
+import asyncio, sys
+from evidence_gateway.app import create_app
+from evidence_gateway.settings import Settings
+
+async def main():
+    app = create_app(Settings(database_url=sys.argv[1], secret_key="s" * 40, background_work=False, dispatcher=False))
+    async with app.router.lifespan_context(app):
+        pass
+
+asyncio.run(main())
+print(" ".join(m for m in sys.argv[2:] if m in sys.modules) or "none")
+"""
+
+
+async def _at_head(url: str) -> None:
+    db = Database(url)
+    try:
+        await migrate.upgrade(db)
+    finally:
+        await db.dispose()
+
+
+def test_a_server_starting_on_a_database_at_head_loads_none_of_them(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
+    asyncio.run(_at_head(url))
+    started = subprocess.run(
+        [sys.executable, "-c", _SERVE, url, *DEFERRED], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert started.returncode == 0, started.stderr[-2000:]
+    assert started.stdout.split()[-1] == "none", started.stdout
+
+
+def test_the_revision_files_read_as_text_agree_with_alembic() -> None:
+    script = migrate._script()
+    assert [migrate.head()] == list(script.get_heads())
+    assert migrate.known_revisions() == {s.revision for s in script.walk_revisions()}
