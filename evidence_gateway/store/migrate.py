@@ -42,11 +42,7 @@ _T = TypeVar("_T")
 
 
 class SchemaError(RuntimeError):
-    """The database's schema is not one this code may run on.
-
-    ``str()`` is a single line written for an operator (the CLI prints it without a
-    traceback), so it always says what to do next.
-    """
+    """The schema is not one this code may run on; ``str()`` is one line for an operator saying what to do."""
 
 
 class SchemaNotCurrent(SchemaError):
@@ -288,10 +284,9 @@ def _upgrade_sync(conn: Connection, replay: bool) -> str:
     if state.state is State.CURRENT:
         return state.head
     if state.state is State.EMPTY and not replay:
-        # Alembic cookbook, "building an up to date database from scratch": the models
-        # are head (the drift test proves it), and one create_all beats replaying history
-        # on each of the test suite's hundreds of fresh files. Emptiness was seen under
-        # the lock, so create_all's per-table existence checks can be skipped.
+        # Alembic cookbook, "building an up to date database from scratch": the models are head (the
+        # drift test proves it), and one create_all beats replaying history on each of the suite's
+        # fresh files. Emptiness was seen under the lock, so per-table existence checks are skipped.
         load_models().create_all(conn, checkfirst=False)
         text_search.create_trigram_indexes(conn)  # as 0021_list_filters_more does
         _stamp(conn, state.head)
