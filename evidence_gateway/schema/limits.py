@@ -175,7 +175,7 @@ def _remembered_hash(document: DocumentNode) -> int:
     return hashed
 
 
-DocumentNode.__hash__ = _remembered_hash  # type: ignore[method-assign]
+DocumentNode.__hash__ = _remembered_hash  # type: ignore[method-assign, assignment]
 
 
 def extensions() -> list[Callable[[], SchemaExtension] | type[SchemaExtension]]:
