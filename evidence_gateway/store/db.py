@@ -158,6 +158,12 @@ class Database:
         than through an ORM session."""
         return (await self.fetch_many([(statement, params)]))[0]
 
+    async def fetch_point(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
+        """``fetch`` for a few rows by key: on SQLite without the hop to a reader thread when it
+        can (sqlite_reads.PointReads)."""
+        found = self._reader.point.rows(statement, params) if self._reader is not None else None
+        return found if found is not None else await self.fetch(statement, params)
+
     async def fetch_many(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Any]]:
         """Several independent reads in one go: on SQLite one hop to a reader thread for all of
         them, where the async adapter takes about four per statement (bench/layers.py); on
@@ -337,6 +343,7 @@ class _SqliteReader:
         )
         event.listen(self.engine, "connect", _sqlite_pragmas)
         self._threads: ThreadPoolExecutor | None = None
+        self.point = sqlite_reads.PointReads(self.engine, listeners)
 
     def _read(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
         with self.engine.connect() as conn:  # on the sqlite3 connection itself (sqlite_reads.py)
@@ -354,6 +361,7 @@ class _SqliteReader:
         threads, self._threads = self._threads, None
         if threads is not None:
             threads.shutdown(wait=True)
+        self.point.close()
         self.engine.dispose()
 
 
