@@ -252,7 +252,9 @@ def quiet_logging() -> None:
     logging.config.dictConfig(config)
 
 
-async def main(url: str, n: int, rounds: int, only: list[str] | None, profile: str | None) -> dict[str, Any]:
+async def main(
+    url: str, n: int, rounds: int, only: list[str] | None, profile: str | None, variants: list[str] | None = None
+) -> dict[str, Any]:
     key, detail = await seed(url)
     scs = {name: sc for name, sc in scenarios(detail).items() if not only or name in only}
     quiet_logging()
@@ -261,6 +263,8 @@ async def main(url: str, n: int, rounds: int, only: list[str] | None, profile: s
     served = product(url, EVIDENCE_RATE_LIMIT_PER_KEY="1000000000")
     floors = {"floor_raw": floor(url, "raw"), "floor_core": floor(url, "core")}
     apps: dict[str, App] = {**floors, "product": served, **layered(served)}
+    if variants:
+        apps = {name: app for name, app in apps.items() if name in variants}
     results: dict[str, dict[str, float]] = {name: {} for name in apps}
     async with contextlib.AsyncExitStack() as stack:
         for app in (*floors.values(), served):
@@ -295,19 +299,21 @@ if __name__ == "__main__":
     parser.add_argument("--pg", action="store_true", help="a fresh PostgreSQL database on 127.0.0.1:5432")
     parser.add_argument("--profile", choices=["list", "detail", "create", "graphql_list", "graphql_nested"])
     parser.add_argument("--only", help="comma-separated scenarios (default: all)")
+    parser.add_argument("--variants", help="comma-separated variants (default: all), e.g. floor_raw,product")
     parser.add_argument("--json", help="write the figures (µs per request) to this file")
     args = parser.parse_args()
     pg_name = f"eg_layers_{uuid.uuid4().hex[:8]}" if args.pg else None
     url = run.pg_create(pg_name) if pg_name else f"sqlite:///{tempfile.mkdtemp(prefix='eg-layers-')}/layers.db"
     try:
         only = args.only.split(",") if args.only else None
-        out = asyncio.run(main(url, args.n, args.rounds, only, args.profile))
+        variants = args.variants.split(",") if args.variants else None
+        out = asyncio.run(main(url, args.n, args.rounds, only, args.profile, variants))
     finally:
         if pg_name:
             run.pg_drop(pg_name)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
-    ref_row = out["floor_raw"]
+    ref_row = out.get("floor_raw", {})
     print("CPU µs per request (median of rounds); in brackets: the raw floor's CPU / this (REST list for GraphQL)")
     for name, row in out.items():
         cells = []

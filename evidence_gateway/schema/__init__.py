@@ -10,6 +10,7 @@ import strawberry
 from graphql import GraphQLError
 from graphql.execution import ExperimentalIncrementalExecutionResults
 from strawberry.extensions import SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.config import StrawberryConfig
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionContext, ExecutionResult
@@ -38,6 +39,7 @@ from evidence_gateway.schema import (
 from evidence_gateway.schema.budget import ExecutionBudget
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.errors import log_unexpected
+from evidence_gateway.schema.extension_runner import LeanExtensionsRunner
 from evidence_gateway.schema.rate_limit import GraphQLCost, spent
 from evidence_gateway.web.observability.graphql import OperationRecorder, with_tracing
 
@@ -130,6 +132,12 @@ class EvidenceSchema(strawberry.Schema):
 
     def get_extensions(self, sync: bool = False) -> list[SchemaExtension]:
         return with_tracing(super().get_extensions(sync))
+
+    def create_extensions_runner(
+        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
+    ) -> SchemaExtensionsRunner:
+        # The hooks entered without Strawberry's per-request scaffolding (schema/extension_runner.py).
+        return LeanExtensionsRunner(execution_context=execution_context, extensions=extensions)
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         # Domain errors are answers, not incidents: log only the unexpected.

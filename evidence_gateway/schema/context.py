@@ -130,8 +130,12 @@ class GraphQLContext:
         When a field fails, graphql-core cancels its siblings and the DataLoader then cancels
         their batches; the reads themselves are shielded (``loader``) and finish here, so none
         outlives its request or is cut off inside the driver. A batch is scheduled with
-        ``call_soon`` and starts a step later, hence the two yields before each look.
+        ``call_soon`` and starts a step later, hence the two yields before each look. A request
+        whose loaders were never asked to load (none, or primed by ``prefetch`` only) has no
+        batch to wait for, and no yields either.
         """
+        if all(loader.batch is None for loader in self._loaders.values()):
+            return
         while True:
             await asyncio.sleep(0)
             await asyncio.sleep(0)

@@ -163,6 +163,29 @@ def _root_fields(selection_set: SelectionSetNode, document: DocumentNode) -> int
     return count
 
 
+# The validation cache's key holds the parsed document, and graphql-core 3.3 hashes a document
+# by walking every node of it (its nodes are frozen dataclasses; 3.2 remembered the hash): on
+# every request, for a document the parser cache has handed out many times before. A document
+# cannot change, so its hash is remembered here, by identity, for as many documents as the
+# parser cache holds (and a little more: emptied when full).
+_DOCUMENT_HASHES: dict[int, tuple[DocumentNode, int]] = {}
+_hash_of_document = DocumentNode.__hash__
+
+
+def _remembered_hash(document: DocumentNode) -> int:
+    held = _DOCUMENT_HASHES.get(id(document))
+    if held is not None and held[0] is document:  # the document is kept: its id cannot be reused
+        return held[1]
+    hashed = _hash_of_document(document)
+    if len(_DOCUMENT_HASHES) >= CACHE_SIZE * 4:
+        _DOCUMENT_HASHES.clear()
+    _DOCUMENT_HASHES[id(document)] = (document, hashed)
+    return hashed
+
+
+DocumentNode.__hash__ = _remembered_hash  # type: ignore[method-assign, assignment]
+
+
 def extensions() -> list[Callable[[], SchemaExtension] | type[SchemaExtension]]:
     """Classes or factories: Strawberry builds fresh instances for every request."""
     factories: list[Any] = [

@@ -44,7 +44,7 @@ from sqlalchemy.pool import Pool
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.models import ArtifactContentChunk
 from evidence_gateway.models.base import table_of
-from evidence_gateway.store import pg_reads
+from evidence_gateway.store import pg_reads, sqlite_reads
 
 S = TypeVar("S", bound=Select[Any])
 # Alembic's version table (migrate.VERSION_TABLE), read without its migration context.
@@ -126,15 +126,15 @@ class Database:
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite has one writer; queueing writers in-process beats its busy back-off.
         self._write_lock: asyncio.Lock | None = asyncio.Lock() if self.is_sqlite else None
+        # Told the SQL of every read that bypasses SQLAlchemy's events (pg_reads, sqlite_reads),
+        # so statement counters see every statement.
+        self.statement_listeners: list[Callable[[str], None]] = []
         self._reader: _SqliteReader | None = None
         if self.is_sqlite:
-            self._reader = _SqliteReader(self.engine.url.database or "", echo=echo)
+            self._reader = _SqliteReader(self.engine.url.database or "", echo=echo, listeners=self.statement_listeners)
         # PostgreSQL reads in autocommit: no BEGIN and ROLLBACK around them (two round trips of
         # three); under READ COMMITTED each statement took its own snapshot anyway.
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        # Told the SQL of every read that bypasses SQLAlchemy's events (PostgreSQL's pg_reads),
-        # so statement counters see every statement.
-        self.statement_listeners: list[Callable[[str], None]] = []
 
     @property
     def sync_engines(self) -> list[Engine]:
@@ -157,6 +157,12 @@ class Database:
         the latest commit), by attribute, position or iteration. The hot reads come here rather
         than through an ORM session."""
         return (await self.fetch_many([(statement, params)]))[0]
+
+    async def fetch_point(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any]:
+        """``fetch`` for a few rows by key: on SQLite without the hop to a reader thread when it
+        can (sqlite_reads.PointReads)."""
+        found = self._reader.point.rows(statement, params) if self._reader is not None else None
+        return found if found is not None else await self.fetch(statement, params)
 
     async def fetch_many(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Any]]:
         """Several independent reads in one go: on SQLite one hop to a reader thread for all of
@@ -325,7 +331,8 @@ class _SqliteReader:
     thread, whatever the number of its statements. Connections are in autocommit like the async
     engine's, so each statement reads the latest commit; they never write."""
 
-    def __init__(self, path: str, *, echo: bool) -> None:
+    def __init__(self, path: str, *, echo: bool, listeners: list[Callable[[str], None]]) -> None:
+        self.listeners = listeners
         self.engine = create_engine(
             f"sqlite:///{path}",
             echo=echo,
@@ -336,10 +343,11 @@ class _SqliteReader:
         )
         event.listen(self.engine, "connect", _sqlite_pragmas)
         self._threads: ThreadPoolExecutor | None = None
+        self.point = sqlite_reads.PointReads(self.engine, listeners)
 
     def _read(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
-        with self.engine.connect() as conn:
-            return [conn.execute(stmt, dict(params)).all() for stmt, params in statements]
+        with self.engine.connect() as conn:  # on the sqlite3 connection itself (sqlite_reads.py)
+            return sqlite_reads.read(conn, statements, self.listeners)
 
     async def run(self, statements: Sequence[tuple[Executable, Mapping[str, Any]]]) -> list[Sequence[Row[Any]]]:
         if self._threads is None:
@@ -353,6 +361,7 @@ class _SqliteReader:
         threads, self._threads = self._threads, None
         if threads is not None:
             threads.shutdown(wait=True)
+        self.point.close()
         self.engine.dispose()
 
 

@@ -81,6 +81,16 @@ def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
     """The statement as asyncpg runs it, or None when it must go through SQLAlchemy."""
     if statement in _PLANS:
         return _PLANS[statement]
+    plan = compiled_plan(statement, dialect)
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[statement] = plan
+    return plan
+
+
+def compiled_plan(statement: Executable, dialect: Dialect) -> Plan | None:
+    """The statement compiled for ``dialect`` with its processors (results not learnt yet), or
+    None when it cannot run as compiled."""
     plan = None
     compiled = statement.compile(dialect=dialect) if isinstance(statement, ClauseElement) else None
     if isinstance(compiled, SQLCompiler) and compiled.positiontup is not None and "POSTCOMPILE" not in compiled.string:
@@ -98,7 +108,4 @@ def plan_of(statement: Executable, dialect: Dialect) -> Plan | None:
             types=tuple(type_ for _key, type_ in columns),
             record=namedtuple("row", [key for key, _type in columns], rename=True),  # noqa: PYI024 - made per statement
         )
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.clear()
-    _PLANS[statement] = plan
     return plan

@@ -24,7 +24,7 @@ from evidence_gateway.store import list_counts
 from evidence_gateway.store.keyset import Order, Slice, keyset_slice, keyset_slices, window
 from evidence_gateway.store.list_filters import conditions, order_of
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow, ordered_page
-from evidence_gateway.store.scoped import readable, rows
+from evidence_gateway.store.scoped import point_rows, readable, rows
 
 M = TypeVar("M")  # the table model (an ORM entity in a unit of work)
 R = TypeVar("R")  # its typed record
@@ -63,7 +63,7 @@ class Repository(Generic[M, R]):
 
     async def get(self, row_id: uuid.UUID) -> R | None:
         """One of the caller's rows, or None (another organisation's id is simply not found)."""
-        found = await rows(self.ctx, self._by_id, row_id=row_id)
+        found = await point_rows(self.ctx, self._by_id, row_id=row_id)
         record: R | None = self.record._make(found[0]) if found else None
         return record
 

@@ -19,7 +19,7 @@ from sqlalchemy import Executable, Row, Select, select
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import ORG_PARAM, owned_by
 
-__all__ = ["bound", "readable", "rows", "rows_many"]
+__all__ = ["bound", "point_rows", "readable", "rows", "rows_many"]
 
 M = TypeVar("M")
 
@@ -37,6 +37,11 @@ def bound(ctx: Ctx, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
 async def rows(ctx: Ctx, statement: Executable, **params: Any) -> Sequence[Row[Any]]:
     """Core rows of a built-once, organisation-scoped statement."""
     return await ctx.db.fetch(statement, bound(ctx, params))
+
+
+async def point_rows(ctx: Ctx, statement: Executable, **params: Any) -> Sequence[Row[Any]]:
+    """``rows`` of a statement that reads a few rows by key (a detail): see ``Database.fetch_point``."""
+    return await ctx.db.fetch_point(statement, bound(ctx, params))
 
 
 async def rows_many(ctx: Ctx, *statements: tuple[Executable, Mapping[str, Any]]) -> list[Sequence[Row[Any]]]:

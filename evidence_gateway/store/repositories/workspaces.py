@@ -15,7 +15,7 @@ from evidence_gateway.models import CalculationRun, DataQualityAssessment, PackA
 from evidence_gateway.store.joined import Joined
 from evidence_gateway.store.record_types import WorkspaceRecord
 from evidence_gateway.store.repository import Repository
-from evidence_gateway.store.scoped import rows
+from evidence_gateway.store.scoped import point_rows
 
 _WS: Table = table_of(Workspace)
 _RUN: Table = table_of(CalculationRun)
@@ -57,9 +57,9 @@ class WorkspaceRepository(Repository[Workspace, WorkspaceRecord]):
         return created
 
     async def detail(self, workspace_id: uuid.UUID) -> WorkspaceRows | None:
-        found = await rows(self.ctx, _DETAIL.statement, workspace_id=workspace_id)
+        found = await point_rows(self.ctx, _DETAIL.statement, workspace_id=workspace_id)
         if not found:
             return None
         workspace, run, assessment, pack = _DETAIL.split(found[0])
-        artifacts = await rows(self.ctx, _ARTIFACTS, pack_id=pack.id) if pack is not None else []
+        artifacts = await point_rows(self.ctx, _ARTIFACTS, pack_id=pack.id) if pack is not None else []
         return WorkspaceRows(workspace, run, assessment, pack, artifacts)
