@@ -242,6 +242,8 @@ class Flow:
             resp = await self.api.post(path, json, headers=headers)
         elif method == "PATCH":
             resp = await self.api.patch(path, json)
+        elif method == "PUT":
+            resp = await self.api.http.put(path, json=json, headers={"Authorization": f"Bearer {self.api.key}"})
         else:
             resp = await self.api.delete(path)
         assert resp.status_code == expect, f"{method} {path}: {resp.status_code} {resp.text[:500]}"
@@ -336,6 +338,19 @@ async def test_every_answer_holds_only_the_contracts_enum_values(
     await call("GET", "/api/v2/webhooks/deliveries")
     await call("GET", "/api/v1/reports")
     await call("GET", "/api/v1/reports/{id}", ids={"id": legacy_id})
+
+    # Sharing with a data recipient (PACT host): the extension routes answer in the same envelopes.
+    recipient = (await call("POST", "/api/sharing/recipients", expect=201, json={"name": "Customer"}))["data"]
+    rid = {"id": recipient["id"]}
+    await call("GET", "/api/sharing/recipients")
+    shared = {"recipient_id": recipient["id"], "pack_id": pack["id"]}
+    publication = (await call("POST", "/api/sharing/publications", expect=201, json=shared))["data"]
+    await call("GET", "/api/sharing/publications")
+    host = {"url": receiver.url, "client_id": "owner-at-customer", "client_secret": "s3cret-s3cret"}
+    await call("PUT", "/api/sharing/recipients/{id}/host", ids=rid, json=host)
+    await call("DELETE", "/api/sharing/recipients/{id}/host", ids=rid)
+    await call("POST", "/api/sharing/publications/{id}/withdraw", ids={"id": publication["id"]})
+    await call("POST", "/api/sharing/recipients/{id}/revoke", ids=rid)
 
     # Every event since the endpoint's registration reaches it; then its own routes.
     log = await call("GET", "/api/v2/events", params={"limit": 200})
