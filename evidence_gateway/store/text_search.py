@@ -26,6 +26,8 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
+from evidence_gateway.store import sqlite_text_search
+
 log = logging.getLogger(__name__)
 
 # (index, table, column): the columns a ``*_contains`` filter reads on lists that grow.
@@ -58,6 +60,9 @@ def create_trigram_indexes(conn: Connection) -> bool:
 
 
 def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
-    """Alembic's filter for the drift check and autogenerate: the optional trigram indexes exist
-    in some databases and never in the models."""
+    """Alembic's filter for the drift check and autogenerate: the optional trigram indexes (and
+    SQLite's FTS5 tables, store/sqlite_text_search.py) exist in some databases and never in the
+    models."""
+    if not sqlite_text_search.include_object(obj, name, type_, reflected, compare_to):
+        return False
     return not (type_ == "index" and reflected and compare_to is None and name in TRIGRAM_NAMES)
