@@ -114,6 +114,7 @@ class IndexedContains(ColumnElement[bool]):
 
     inherit_cache = True
     type = Boolean()
+    _is_implicitly_boolean = True  # a condition as it stands: no "= 1" after it on SQLite
     _traverse_internals = [
         ("plain", InternalTraversal.dp_clauseelement),
         ("pattern", InternalTraversal.dp_clauseelement),
