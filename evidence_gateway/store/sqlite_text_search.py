@@ -48,11 +48,9 @@ def index_name(table: str, column: str) -> str:
     return f"{table}_{column}_fts"
 
 
-FTS_NAMES = frozenset(
-    name
-    for table, column in FTS_COLUMNS
-    for name in (index_name(table, column), *(f"{index_name(table, column)}_{s}" for s in _SHADOWS))
-)
+INDEX_NAMES = tuple(index_name(table, column) for table, column in FTS_COLUMNS)
+# The virtual tables and the shadow tables FTS5 keeps beside each.
+FTS_NAMES = frozenset(name for index in INDEX_NAMES for name in (index, *(f"{index}_{s}" for s in _SHADOWS)))
 _INDEXED = {(table, column): index_name(table, column) for table, column in FTS_COLUMNS}
 
 
