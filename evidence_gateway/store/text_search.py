@@ -14,8 +14,8 @@ until autovacuum merges it.
 
 Optional by design: the extension may be missing or not creatable by the application's role.
 Then nothing is created, a line is logged, and the filters answer the same rows, only slower.
-They are not in the models (SQLite has no such index), so the drift check leaves them out
-(``include_object``).
+They are not in the models (SQLite gets FTS5 trigram tables instead,
+store/sqlite_text_search.py), so the drift check leaves them out (``include_object``).
 """
 
 from __future__ import annotations
