@@ -28,12 +28,12 @@ pytestmark = pytest.mark.skipif(not sqlite_text_search.fts5_available(), reason=
 NAMES = [
     "North depot", "north HUB 12", "South Depot 120", "Émile dépôt", "émile", "ÉMILE hub",
     "50% off_road", "50 percent offroad", "a_b/c depot", "ab/c", "Straße Nord", "STRASSE nord",
-    "Ünïcode ÄÖÜ", "ünïcode äöü", "x",
+    "Ünïcode ÄÖÜ", "ünïcode äöü", "x", 'The "Quoted" OR (NEAR) hub*',
 ]  # fmt: skip
 PATTERNS = [
     "depot", "DEPOT", "nOrTh", "hub 1", "th d", "émile", "ÉMILE", "Émile", "dépôt", "DÉPÔT", "50%", "0% o",
     "%", "_", "f_r", "off_road", "a_b/c", "/c", "b/c", "ß", "straße", "STRASSE", "ÄÖÜ", "äöü", "ünï",
-    "no", "h", "12", "x", "zzz", "%%%", "___", "d%p",
+    "no", "h", "12", "x", "zzz", "%%%", "___", "d%p", '"quoted"', 'ed" OR (', "NEAR)", "hub*", 'a"b', "*",
 ]  # fmt: skip
 
 WORKSPACES = "query($f: WorkspaceFilter) { workspacesConnection(filter: $f, first: 100) { nodes { id } } }"
@@ -126,6 +126,9 @@ async def test_the_index_answers_the_same_rows_as_the_plain_condition(
     assert workspaces["STRASSE"] == ["STRASSE nord"]
     assert sorted(workspaces["off_road"]) == ["50% off_road", "50% off_road"]
     assert workspaces["%%%"] == [] and workspaces["___"] == [] and workspaces["d%p"] == []
+    # FTS5's query syntax in the text is text: quotes, operators, parentheses, a star.
+    quoted = ['The "Quoted" OR (NEAR) hub*']
+    assert workspaces['"quoted"'] == workspaces['ed" OR ('] == workspaces["NEAR)"] == workspaces["hub*"] == quoted
     assert indexed[("packsConnection", "dépôt", "rest")] and indexed[("legacyReportsConnection", "ünï", "graphql")]
 
 

@@ -9,11 +9,13 @@ step by triggers on insert, update of the column and delete. Migration 0022_sqli
 creates them on a migrated database, ``create_fts_indexes`` on one built from the models.
 
 The filter keeps its own condition and adds ``rowid IN (SELECT rowid FROM <index> WHERE
-<column> LIKE '%text%')``: the index only narrows the rows the condition is tested on, so the
-answer is the same rows (for the index, ``%`` and ``_`` in the text are wildcards: a wider net,
-which the exact condition then trims; its case folding is Unicode's, wider than SQLite's ASCII
-``lower``, which the condition trims too). A text without three characters in a row free of
-``%`` and ``_`` has no trigram to look up: such filters keep the plain scan.
+<index> MATCH '"run" AND "run"')``, a phrase per run of the text between ``%`` and ``_`` (the
+same candidates as the index's ``LIKE '%text%'``, without LIKE's second look at each candidate's
+row, which made a common word's candidates cost twice as much). The index only narrows the rows
+the condition is tested on, so the answer is the same rows: its candidates are a wider net (the
+runs anywhere, in Unicode's case folding, wider than SQLite's ASCII ``lower``) that the exact
+condition trims. A text without three characters in a row free of ``%`` and ``_`` has no
+trigram to look up: such filters keep the plain scan.
 
 Optional by design: an SQLite built without FTS5 (checked once per process) creates nothing
 and filters without the index. The index follows rowids: a migration that rebuilds one of these
@@ -24,6 +26,7 @@ shadow tables are not in the models, so the drift check leaves them out (``inclu
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from functools import cache
 from typing import Any
@@ -96,19 +99,17 @@ def include_object(obj: Any, name: str | None, type_: str, reflected: bool, comp
     return not (type_ == "table" and reflected and compare_to is None and name in FTS_NAMES)
 
 
-def _has_trigram(text: str) -> bool:
-    """Three characters in a row that are not LIKE wildcards: something the index can look up."""
-    run = 0
-    for char in text:
-        run = 0 if char in "%_" else run + 1
-        if run >= 3:
-            return True
-    return False
+def match_query(text: str) -> str:
+    """The FTS5 query whose rows include every row containing ``text``: each run of three or more
+    characters between ``%`` and ``_`` as a quoted phrase (a trigram phrase is a substring),
+    all of them required; empty when no run is long enough."""
+    runs = re.split("[%_]", text)
+    return " AND ".join('"' + run.replace('"', '""') + '"' for run in runs if len(run) >= 3)
 
 
 class IndexedContains(ColumnElement[bool]):
     """``plain`` (the filter's own condition) on every database; on SQLite with FTS5, also the
-    row's presence among the index's candidates for ``%text%``."""
+    row's presence among the index's candidates for the text."""
 
     inherit_cache = True
     type = Boolean()
@@ -126,7 +127,7 @@ class IndexedContains(ColumnElement[bool]):
         self.table = table
         self.column = column
         self.index = _INDEXED[(table.name, column)]
-        self.pattern = literal(f"%{text}%")
+        self.pattern = literal(match_query(text))
 
     @property
     def _from_objects(self) -> list[Any]:
@@ -136,7 +137,7 @@ class IndexedContains(ColumnElement[bool]):
 def contains(table: Table, column: str, text: str, plain: ColumnElement[bool]) -> ColumnElement[bool]:
     """``plain``, served by the trigram index where there is one for the column and the text has
     a trigram to look up."""
-    if (table.name, column) not in _INDEXED or not _has_trigram(text):
+    if (table.name, column) not in _INDEXED or not match_query(text):
         return plain
     return IndexedContains(plain, table, column, text)
 
@@ -153,5 +154,5 @@ def _on_sqlite(element: IndexedContains, compiler: SQLCompiler, **kw: Any) -> st
         return plain
     table = compiler.preparer.format_table(element.table)
     pattern = compiler.process(element.pattern, **kw)
-    candidates = f"SELECT rowid FROM {element.index} WHERE {element.index}.{element.column} LIKE {pattern}"
+    candidates = f"SELECT rowid FROM {element.index} WHERE {element.index} MATCH {pattern}"
     return f"({plain} AND {table}.rowid IN ({candidates}))"
