@@ -3,12 +3,13 @@
 SQLite answers ``name_contains`` with ``lower(name) LIKE '%text%' ESCAPE '/'``
 (store/list_filters.py), which no B-tree serves: one rare name among 100,000 workspaces read
 every row of the organisation (bench/list_filters.py). FTS5's ``trigram`` tokenizer serves
-``LIKE '%text%'`` from an index, so each column below gets an external-content FTS5 table (it
-indexes the base table's text without a copy of it, keyed by the base table's rowid), kept in
-step by triggers on insert, update of the column and delete. Migration 0022_sqlite_text_search
+``LIKE '%text%'`` from an index, so each column below gets an FTS5 table holding the row's
+``id`` (UNINDEXED) and a copy of the text, kept in step by triggers keyed on ``id`` (insert,
+update of the column, delete). Nothing depends on the base table's rowid, which these tables
+(UUID string ids, no INTEGER PRIMARY KEY) do not keep stable: VACUUM may renumber it. Migration 0022_sqlite_text_search
 creates them on a migrated database, ``create_fts_indexes`` on one built from the models.
 
-The filter keeps its own condition and adds ``rowid IN (SELECT rowid FROM <index> WHERE
+The filter keeps its own condition and adds ``id IN (SELECT id FROM <index> WHERE
 <index> MATCH '"run" AND "run"')``, a phrase per run of the text between ``%`` and ``_`` (the
 same candidates as the index's ``LIKE '%text%'``, without LIKE's second look at each candidate's
 row, which made a common word's candidates cost twice as much). The index only narrows the rows
@@ -18,9 +19,9 @@ condition trims. A text without three characters in a row free of ``%`` and ``_`
 trigram to look up: such filters keep the plain scan.
 
 Optional by design: an SQLite built without FTS5 (checked once per process) creates nothing
-and filters without the index. The index follows rowids: a migration that rebuilds one of these
-tables (Alembic's batch mode copies it) drops the triggers with it and must create them again
-and ``rebuild`` the index (``create_fts_indexes`` does both). The virtual tables and their
+and filters without the index. A migration that rebuilds one of these tables (Alembic's batch
+mode copies it) drops the triggers with it and must create them again and refill the index
+(``create_fts_indexes`` does both). The virtual tables and their
 shadow tables are not in the models, so the drift check leaves them out (``include_object``).
 """
 
@@ -44,7 +45,7 @@ FTS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("evidence_item", "title"),
     ("legacy_report", "title"),
 )
-_SHADOWS = ("data", "idx", "docsize", "config")  # what FTS5 creates beside an external-content table
+_SHADOWS = ("data", "idx", "content", "docsize", "config")  # what FTS5 creates beside a table
 
 
 def index_name(table: str, column: str) -> str:
@@ -71,15 +72,15 @@ def fts5_available() -> bool:
 def ddl(table: str, column: str) -> list[str]:
     """The index, its triggers and its backfill, as migration 0022_sqlite_text_search writes them."""
     fts = index_name(table, column)
-    add = f"INSERT INTO {fts}(rowid, {column}) VALUES (new.rowid, new.{column});"
-    remove = f"INSERT INTO {fts}({fts}, rowid, {column}) VALUES ('delete', old.rowid, old.{column});"
+    add = f"INSERT INTO {fts}(id, {column}) VALUES (new.id, new.{column});"
+    remove = f"DELETE FROM {fts} WHERE id = old.id;"
     return [
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({column}, content = '{table}', "
-        "content_rowid = 'rowid', tokenize = 'trigram')",
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(id UNINDEXED, {column}, tokenize = 'trigram')",
         f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN {add} END",
         f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN {remove} END",
         f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE OF {column} ON {table} BEGIN {remove} {add} END",
-        f"INSERT INTO {fts}({fts}) VALUES ('rebuild')",
+        f"DELETE FROM {fts}",
+        f"INSERT INTO {fts}(id, {column}) SELECT id, {column} FROM {table}",
     ]
 
 
@@ -154,5 +155,5 @@ def _on_sqlite(element: IndexedContains, compiler: SQLCompiler, **kw: Any) -> st
         return plain
     table = compiler.preparer.format_table(element.table)
     pattern = compiler.process(element.pattern, **kw)
-    candidates = f"SELECT rowid FROM {element.index} WHERE {element.index} MATCH {pattern}"
-    return f"({plain} AND {table}.rowid IN ({candidates}))"
+    candidates = f"SELECT id FROM {element.index} WHERE {element.index} MATCH {pattern}"
+    return f"({plain} AND {table}.id IN ({candidates}))"

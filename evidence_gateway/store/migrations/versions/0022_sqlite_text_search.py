@@ -2,10 +2,12 @@
 
 ``name_contains`` / ``title_contains`` read ``lower(column) LIKE '%text%'`` on SQLite, which
 no B-tree serves: one rare name among 100,000 workspaces read every row of the organisation
-(bench/list_filters.py). An external-content FTS5 table with the ``trigram`` tokenizer per
-column serves ``LIKE '%text%'``; triggers keep it in step with inserts, updates of the column
-and deletes; 'rebuild' fills it from the rows already there. The filter keeps its own condition
-and only narrows the rows it tests to the index's candidates (store/sqlite_text_search.py).
+(bench/list_filters.py). An FTS5 table with the ``trigram`` tokenizer per column, holding the
+row's ``id`` (UNINDEXED) and the text, serves ``LIKE '%text%'``; triggers keyed on ``id`` keep
+it in step with inserts, updates of the column and deletes; an INSERT ... SELECT fills it from
+the rows already there. Nothing is keyed by rowid, which VACUUM may renumber on these tables.
+The filter keeps its own condition and only narrows the rows it tests to the index's
+candidates (store/sqlite_text_search.py).
 
 PostgreSQL gets nothing (0021_list_filters_more gave it pg_trgm's indexes); neither does an
 SQLite built without FTS5, whose filters answer the same rows without the index.
@@ -55,18 +57,17 @@ def upgrade() -> None:
         return
     for table, column in COLUMNS:
         fts = f"{table}_{column}_fts"
-        add = f"INSERT INTO {fts}(rowid, {column}) VALUES (new.rowid, new.{column});"
-        remove = f"INSERT INTO {fts}({fts}, rowid, {column}) VALUES ('delete', old.rowid, old.{column});"
+        add = f"INSERT INTO {fts}(id, {column}) VALUES (new.id, new.{column});"
+        remove = f"DELETE FROM {fts} WHERE id = old.id;"
         conn.exec_driver_sql(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({column}, content = '{table}', "
-            "content_rowid = 'rowid', tokenize = 'trigram')"
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(id UNINDEXED, {column}, tokenize = 'trigram')"
         )
         conn.exec_driver_sql(f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN {add} END")
         conn.exec_driver_sql(f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN {remove} END")
         conn.exec_driver_sql(
             f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE OF {column} ON {table} BEGIN {remove} {add} END"
         )
-        conn.exec_driver_sql(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+        conn.exec_driver_sql(f"INSERT INTO {fts}(id, {column}) SELECT id, {column} FROM {table}")
 
 
 def downgrade() -> None:
