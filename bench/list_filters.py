@@ -16,7 +16,8 @@ ASGI: the app's own work, no socket), the median of each request:
 - ``nameContains`` with an ``UPDATED_AT`` order: a common word (a fifth of the names: the ordered
   index is walked until 20 match), a rare pair of words (1 in 100) and one name's number (one
   row), which without an index read most rows (PostgreSQL: pg_trgm's GIN index on
-  ``lower(name)`` serves them, store/text_search.py; SQLite has none);
+  ``name`` serves them, store/text_search.py; SQLite: the FTS5 trigram table
+  ``workspace_name_fts``, store/sqlite_text_search.py);
 - REST ``GET /v2/workspaces?filter[status]=review_needed&sort=-created_at``: the contract's
   ``pagination.total`` counts every matching row, so this one grows with the rows that match.
 

@@ -24,7 +24,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata, produce_migrations, render_python_code
 from alembic.runtime.migration import MigrationContext
 
-from evidence_gateway.store import migrate, text_search
+from evidence_gateway.store import migrate, sqlite_text_search, text_search
 from evidence_gateway.store.db import Database
 from tests.conftest import PG_AVAILABLE, PG_HOST, PG_PORT, PG_USER, _admin
 from tests.test_cli import CLI, free_port, run_cli
@@ -406,7 +406,8 @@ async def test_sqlite_connections_enforce_foreign_keys_after_an_upgrade(tmp_path
 
 def _names(conn: sa.Connection) -> dict[str, dict[str, Any]]:
     """Every table's constraint and index names, as the database reports them (but the optional
-    trigram indexes of PostgreSQL, which the models do not hold: test_trigram_indexes_*)."""
+    trigram indexes of PostgreSQL and FTS5 tables of SQLite, which the models do not hold:
+    test_trigram_indexes_*, test_fts_indexes_*)."""
     inspector = sa.inspect(conn)
     return {
         table: {
@@ -428,7 +429,7 @@ def _names(conn: sa.Connection) -> dict[str, dict[str, Any]]:
                 if not ix.get("duplicates_constraint") and ix["name"] not in text_search.TRIGRAM_NAMES
             ),
         }
-        for table in sorted(set(inspector.get_table_names()) - {migrate.VERSION_TABLE})
+        for table in sorted(set(inspector.get_table_names()) - {migrate.VERSION_TABLE} - sqlite_text_search.FTS_NAMES)
     }
 
 

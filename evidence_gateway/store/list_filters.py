@@ -15,6 +15,7 @@ from sqlalchemy import ColumnElement, Table
 
 from evidence_gateway.resolvers.list_queries import KeyKind, ListQuery
 from evidence_gateway.resolvers.validation import canonical_uuid
+from evidence_gateway.store import sqlite_text_search
 from evidence_gateway.store.keyset import Order, aware_key, text_key, whole_key
 
 
@@ -33,9 +34,11 @@ def conditions(table: Table, query: ListQuery | None) -> list[ColumnElement[bool
             found.append(column == c.value)
         elif c.op == "contains":
             # PostgreSQL: column ILIKE '%' || :value || '%' (served by pg_trgm's indexes,
-            # store/text_search.py); SQLite: lower(column) LIKE lower(...); % and _ escaped: the same
-            # case-insensitive match on SQLite and PostgreSQL.
-            found.append(column.icontains(c.value, autoescape=True))
+            # store/text_search.py); SQLite: lower(column) LIKE lower(...), narrowed by the FTS5
+            # trigram index where there is one (store/sqlite_text_search.py); % and _ escaped: the
+            # same case-insensitive match on SQLite and PostgreSQL.
+            plain = column.icontains(c.value, autoescape=True)
+            found.append(sqlite_text_search.contains(table, c.column, c.value, plain))
         else:  # pragma: no cover - the declaration has no other op
             raise ValueError(c.op)
     return found

@@ -23,7 +23,7 @@ from sqlmodel import SQLModel
 
 from evidence_gateway import models  # noqa: F401  (every table registered on SQLModel.metadata)
 from evidence_gateway.settings import get_settings
-from evidence_gateway.store import text_search
+from evidence_gateway.store import sqlite_text_search, text_search
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.revisions import VERSION_TABLE as VERSION_TABLE
 from evidence_gateway.store.revisions import head as head
@@ -141,7 +141,7 @@ def context_options(connection: Connection) -> dict[str, Any]:
         # UUID and SQLite's CHAR(32) alike; the drift test keeps it that way.
         "compare_type": True,
         "compare_server_default": True,
-        "include_object": text_search.include_object,  # optional PostgreSQL-only indexes
+        "include_object": text_search.include_object,  # optional indexes outside the models
     }
 
 
@@ -289,6 +289,7 @@ def _upgrade_sync(conn: Connection, replay: bool) -> str:
         # fresh files. Emptiness was seen under the lock, so per-table existence checks are skipped.
         load_models().create_all(conn, checkfirst=False)
         text_search.create_trigram_indexes(conn)  # as 0021_list_filters_more does
+        sqlite_text_search.create_fts_indexes(conn)  # as 0022_sqlite_text_search does
         _stamp(conn, state.head)
         return state.head
     if state.state is State.UNVERSIONED:

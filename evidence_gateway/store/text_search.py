@@ -14,8 +14,8 @@ until autovacuum merges it.
 
 Optional by design: the extension may be missing or not creatable by the application's role.
 Then nothing is created, a line is logged, and the filters answer the same rows, only slower.
-They are not in the models (SQLite has no such index), so the drift check leaves them out
-(``include_object``).
+They are not in the models (SQLite gets FTS5 trigram tables instead,
+store/sqlite_text_search.py), so the drift check leaves them out (``include_object``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
+
+from evidence_gateway.store import sqlite_text_search
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,9 @@ def create_trigram_indexes(conn: Connection) -> bool:
 
 
 def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
-    """Alembic's filter for the drift check and autogenerate: the optional trigram indexes exist
-    in some databases and never in the models."""
+    """Alembic's filter for the drift check and autogenerate: the optional trigram indexes (and
+    SQLite's FTS5 tables, store/sqlite_text_search.py) exist in some databases and never in the
+    models."""
+    if not sqlite_text_search.include_object(obj, name, type_, reflected, compare_to):
+        return False
     return not (type_ == "index" and reflected and compare_to is None and name in TRIGRAM_NAMES)
