@@ -18,6 +18,10 @@ runs anywhere, in Unicode's case folding, wider than SQLite's ASCII ``lower``) t
 condition trims. A text without three characters in a row free of ``%`` and ``_`` has no
 trigram to look up: such filters keep the plain scan.
 
+Per request, ``planned`` counts the index's candidates for the text up to ``COMMON`` first: a
+common text leaves the index out (the ordered index's walk finds a page's rows sooner than a
+look-up of every candidate by id), a rare one keeps it. The rows are the same either way.
+
 Optional by design: an SQLite built without FTS5 (checked once per process) creates nothing
 and filters without the index. A migration that rebuilds one of these tables (Alembic's batch
 mode copies it) drops the triggers with it and must create them again and refill the index
