@@ -109,13 +109,25 @@ async def test_the_index_answers_the_same_rows_as_the_plain_condition(
         # Each list reads its index for a text with a trigram, and the plain condition alone otherwise.
         assert any(index in s and "'%' || lower(" in s for s in log.statements), field
 
+    # A text with COMMON candidates or more is filtered without its index (the ordered walk).
+    monkeypatch.setattr(sqlite_text_search, "COMMON", 3)
+    async with _serving(settings, key) as (app, api):
+        with count_statements(app.state.db) as common_log:
+            chosen = await _answers(api)
+    assert any("LIMIT" in s and "MATCH" in s and "count(" in s for s in common_log.statements)  # the probe
+
+    def through_index(statements: list[str]) -> int:
+        return sum("'%' || lower(" in s and " IN (SELECT id FROM " in s for s in statements)
+
+    assert 0 < through_index(common_log.statements) < through_index(log.statements)
+
     monkeypatch.setattr(sqlite_text_search, "fts5_available", lambda: False)  # an SQLite without FTS5
     async with _serving(settings, key) as (app, api):
         with count_statements(app.state.db) as log:
             plain = await _answers(api)
     assert not any("_fts" in s for s in log.statements)
 
-    assert indexed == plain
+    assert indexed == plain == chosen
     names = {row["id"]: row["name"] for row in (await _rest_names(settings, key))}
     workspaces = {p: [names[i] for i in indexed[("workspacesConnection", p, "graphql")]] for p in PATTERNS}
     # SQLite's case folding is ASCII's: "É" and "é" stay apart; % and _ are the text itself.
@@ -221,3 +233,26 @@ async def test_without_fts5_the_schema_reaches_head_and_filters_answer(
         resp = await api.get("/api/v2/workspaces", params={"filter[name_contains]": "ZEBRA"})
         assert [w["name"] for w in resp.json()["data"]] == ["Zebra crossing"]
     assert _fts_objects(tmp_path / "evidence.db") == set()
+
+
+@pytest.mark.parametrize("replay", [True, False], ids=["revisions", "models"])
+async def test_every_index_has_its_triggers_at_head(database_url: str, tmp_path: Path, replay: bool) -> None:
+    """A migration that rebuilds a base table (batch mode copies it) drops its triggers: the
+    index would then miss every later row. At head, by either road, each index has all three."""
+    await _on(database_url, lambda db: migrate.upgrade(db, replay=replay))
+    with sqlite3.connect(tmp_path / "evidence.db") as conn:
+        found = {name: (table, sql) for name, table, sql in conn.execute(
+            "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'"
+        )}  # fmt: skip
+    for table, column in sqlite_text_search.FTS_COLUMNS:
+        fts = sqlite_text_search.index_name(table, column)
+        expected = {
+            "ai": (f"AFTER INSERT ON {table}", [f"INSERT INTO {fts}"]),
+            "ad": (f"AFTER DELETE ON {table}", [f"DELETE FROM {fts}"]),
+            "au": (f"AFTER UPDATE OF {column} ON {table}", [f"DELETE FROM {fts}", f"INSERT INTO {fts}"]),
+        }
+        for suffix, (event, bodies) in expected.items():
+            name = f"{fts}_{suffix}"
+            assert name in found, f"{name} missing: {table} rows would be left out of {column} searches"
+            on, sql = found[name]
+            assert on == table and event in sql and all(body in sql for body in bodies), sql

@@ -25,6 +25,7 @@ from evidence_gateway.store.keyset import Order, Slice, keyset_slice, keyset_sli
 from evidence_gateway.store.list_filters import conditions, order_of
 from evidence_gateway.store.pages import NewestFirst, Page, PageWindow, ordered_page
 from evidence_gateway.store.scoped import point_rows, readable, rows
+from evidence_gateway.store.sqlite_text_search import planned
 
 M = TypeVar("M")  # the table model (an ORM entity in a unit of work)
 R = TypeVar("R")  # its typed record
@@ -79,7 +80,7 @@ class Repository(Generic[M, R]):
         if not where and (query is None or query.is_plain):
             return await self._newest.page(self.ctx, params)
         order = order_of(self.table, query, self._order)
-        scoped = [owned_by(self.ctx, self.table), *where, *conditions(self.table, query)]
+        scoped = [owned_by(self.ctx, self.table), *where, *await self._conditions(query)]
         return await ordered_page(self.ctx, self.model, scoped, order.sort(), params)
 
     async def grouped_by(
@@ -99,7 +100,7 @@ class Repository(Generic[M, R]):
         organisation always."""
         order = order_of(self.table, query, self._order)
         win = window(order, **relay)
-        scoped = [owned_by(self.ctx, self.table), *where, *conditions(self.table, query)]
+        scoped = [owned_by(self.ctx, self.table), *where, *await self._conditions(query)]
         return await keyset_slice(self.ctx.db, self.model, scoped, order, win)
 
     async def slices_by(
@@ -110,8 +111,13 @@ class Repository(Generic[M, R]):
         narrowed and ordered by ``query``."""
         order = order_of(self.table, query, self._order)
         win = window(order, **relay)
-        scoped = [owned_by(self.ctx, self.table), *conditions(self.table, query)]
+        scoped = [owned_by(self.ctx, self.table), *await self._conditions(query)]
         return await keyset_slices(self.ctx.db, self.model, scoped, parent, parents, order, win)
+
+    async def _conditions(self, query: ListQuery | None) -> list[ColumnElement[bool]]:
+        """``query``'s filters, each text filter with or without its trigram index (SQLite) as
+        the text is rare or common (store/sqlite_text_search.py ``planned``)."""
+        return await planned(self.ctx.db, conditions(self.table, query))
 
     async def load(self, session: AsyncSession, row_id: uuid.UUID, *, for_update: bool = False) -> M | None:
         """The entity, in a unit of work's session; ``for_update`` locks its row (PostgreSQL) and

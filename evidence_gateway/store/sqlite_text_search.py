@@ -18,6 +18,10 @@ runs anywhere, in Unicode's case folding, wider than SQLite's ASCII ``lower``) t
 condition trims. A text without three characters in a row free of ``%`` and ``_`` has no
 trigram to look up: such filters keep the plain scan.
 
+Per request, ``planned`` counts the index's candidates for the text up to ``COMMON`` first: a
+common text leaves the index out (the ordered index's walk finds a page's rows sooner than a
+look-up of every candidate by id), a rare one keeps it. The rows are the same either way.
+
 Optional by design: an SQLite built without FTS5 (checked once per process) creates nothing
 and filters without the index. A migration that rebuilds one of these tables (Alembic's batch
 mode copies it) drops the triggers with it and must create them again and refill the index
@@ -30,12 +34,15 @@ from __future__ import annotations
 import re
 import sqlite3
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Boolean, ColumnElement, Connection, Table, literal
+from sqlalchemy import Boolean, ColumnElement, Connection, Table, TextClause, literal, text
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.visitors import InternalTraversal
+
+if TYPE_CHECKING:
+    from evidence_gateway.store.db import Database
 
 # (table, column): the columns a ``*_contains`` filter reads on lists that grow, as
 # store/text_search.py indexes them on PostgreSQL.
@@ -141,6 +148,28 @@ def contains(table: Table, column: str, text: str, plain: ColumnElement[bool]) -
     if (table.name, column) not in _INDEXED or not match_query(text):
         return plain
     return IndexedContains(plain, table, column, text)
+
+
+# A text with at least this many candidates in the index is common enough that the ordered
+# index's walk finds a page's rows sooner than a look-up of every candidate by id.
+COMMON = 300
+
+
+@cache
+def _probe(index: str) -> TextClause:
+    """How many candidates the index holds for ``:q``, counted up to ``:cap`` (built once)."""
+    return text(f"SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH :q LIMIT :cap)")
+
+
+async def planned(db: Database, found: list[ColumnElement[bool]]) -> list[ColumnElement[bool]]:
+    """``found`` with each indexed condition whose text is common (``COMMON`` candidates or more)
+    replaced by its plain condition, on SQLite with FTS5 (elsewhere as it is): one capped count
+    per such condition. The rows are the same either way; the plan is the one that finds them."""
+    if not db.is_sqlite or not fts5_available() or not any(isinstance(c, IndexedContains) for c in found):
+        return found
+    probes = [(_probe(c.index), {"q": c.pattern.value, "cap": COMMON}) for c in found if isinstance(c, IndexedContains)]
+    counts = iter(await db.fetch_many(probes))
+    return [c.plain if isinstance(c, IndexedContains) and next(counts)[0][0] >= COMMON else c for c in found]
 
 
 @compiles(IndexedContains)
