@@ -36,9 +36,11 @@ import sqlite3
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Boolean, ColumnElement, Connection, Table, TextClause, literal, text
+from sqlalchemy import Boolean, ColumnElement, Connection, Integer, Table, literal, text
+from sqlalchemy import column as result_column
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.selectable import TextualSelect
 from sqlalchemy.sql.visitors import InternalTraversal
 
 if TYPE_CHECKING:
@@ -156,9 +158,11 @@ COMMON = 300
 
 
 @cache
-def _probe(index: str) -> TextClause:
-    """How many candidates the index holds for ``:q``, counted up to ``:cap`` (built once)."""
-    return text(f"SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH :q LIMIT :cap)")
+def _probe(index: str) -> TextualSelect:
+    """How many candidates the index holds for ``:q``, counted up to ``:cap`` (built once; its one
+    column declared, as the hot-read path builds each row from the statement's columns)."""
+    sql = f"SELECT count(*) AS n FROM (SELECT 1 FROM {index} WHERE {index} MATCH :q LIMIT :cap)"
+    return text(sql).columns(result_column("n", Integer))
 
 
 async def planned(db: Database, found: list[ColumnElement[bool]]) -> list[ColumnElement[bool]]:
