@@ -58,7 +58,13 @@ def upgrade() -> None:
     for table, column in COLUMNS:
         fts = f"{table}_{column}_fts"
         add = f"INSERT INTO {fts}(id, {column}) VALUES (new.id, new.{column});"
-        remove = f"DELETE FROM {fts} WHERE id = old.id;"
+        # The old row's index entry is found through the index (its whole text as a phrase), not by
+        # scanning for its unindexed id; a text under 3 characters can't be matched and is scanned for.
+        remove = (
+            f"DELETE FROM {fts} WHERE rowid IN (SELECT rowid FROM {fts} WHERE {fts} MATCH "
+            f"'\"' || replace(old.{column}, '\"', '\"\"') || '\"' AND id = old.id) AND length(old.{column}) >= 3; "
+            f"DELETE FROM {fts} WHERE (old.{column} IS NULL OR length(old.{column}) < 3) AND id = old.id;"
+        )
         conn.exec_driver_sql(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(id UNINDEXED, {column}, tokenize = 'trigram')"
         )
