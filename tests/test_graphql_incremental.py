@@ -296,7 +296,7 @@ async def test_the_last_part_waits_for_the_reads_its_fragment_started(
     query = """query($id: UUID!) { pack(id: $id) { id
       ... @defer { artifacts { id } approvals { actionType } calculationRun { id } } } }"""
     asking = asyncio.ensure_future(send(api, query, {"id": pack["id"]}, accept))
-    await refused.wait()
+    await asyncio.wait_for(refused.wait(), 60)  # bounded: a broken hook fails, never hangs
     for _ in range(500):  # turns of the loop, not time: the answer needs no I/O from here
         await asyncio.sleep(0)
     assert not asking.done(), "the stream ended while its fragment's reads were still running"
