@@ -61,6 +61,26 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
         (P + "cli.main", P + "cli." + module): "fast --help/--version (issue 31)"
         for module in ("commands_serve", "commands_db", "commands_org", "commands_schema", "commands_verify", "errors")
     },
+    # httpx (about 5 MB resident) loads with the first outgoing request: a webhook, a PACT event
+    # to a recipient's host, a time-stamp; a target URL's check parses it too (issue 29).
+    **{
+        (P + module, "httpx"): "httpx at the first outgoing request (issue 29)"
+        for module in ("exchange.outbound", "resolvers.timestamps", "webhooks.guard", "webhooks.sender")
+    },
+    # asyncpg (about 3 MB resident) on PostgreSQL only; SQLAlchemy's dialect loads it there first.
+    (P + "store.db", "asyncpg"): "asyncpg on PostgreSQL only (issue 29)",
+    (P + "store.notifications", "asyncpg"): "asyncpg on PostgreSQL only (issue 29)",
+    # cryptography (about 7 MB resident): PACT's RS256 tokens and a supplied PEM signing key only;
+    # Ed25519 signatures are PyNaCl's (proofs/notes.py).
+    **{
+        (P + importer, "cryptography." + module): "cryptography for RS256 tokens and PEM keys only (issue 29)"
+        for importer, modules in (
+            ("core.evidence_keys", ("exceptions",)),
+            ("exchange.auth", ("exceptions", "hazmat.primitives", "hazmat.primitives.asymmetric")),
+            ("proofs.notes", ("hazmat.primitives", "hazmat.primitives.asymmetric.ed25519")),
+        )
+        for module in modules
+    },
 }
 
 # Circles that function-level imports still hold apart; each must shrink to nothing.

@@ -15,7 +15,7 @@ from evidence_gateway.resolvers import organizations
 from evidence_gateway.schema.persisted import load_trusted
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store.db import Database
-from evidence_gateway.web import serving
+from evidence_gateway.web import allocator, serving
 from evidence_gateway.web.connections import GuardedHttpToolsProtocol
 from evidence_gateway.web.observability import logs, metrics, multiproc, tracing
 from evidence_gateway.webhooks.dispatcher import Dispatcher
@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def serve(args: argparse.Namespace) -> int:
+    allocator.cap_arenas()  # before any thread exists (the database's below)
     # JSON lines on stderr from here on, in this process and (log_config below) in every worker.
     logs.configure(args.log_level, get_settings().log_format)
     if args.database_url:
@@ -98,6 +99,7 @@ def serve(args: argparse.Namespace) -> int:
 def worker(args: argparse.Namespace) -> int:
     """Background work without HTTP: the webhook dispatcher, the sweeper and the queue of
     respond-async work, until SIGTERM or SIGINT. Pair it with ``serve --no-dispatcher``."""
+    allocator.cap_arenas()
     if args.database_url:
         os.environ["EVIDENCE_DATABASE_URL"] = args.database_url
     get_settings.cache_clear()

@@ -18,8 +18,6 @@ import weakref
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cryptography.exceptions import UnsupportedAlgorithm
-
 from evidence_gateway.models import EvidenceKey
 from evidence_gateway.proofs.notes import PublicKey, SigningKey
 from evidence_gateway.settings import Settings
@@ -68,6 +66,8 @@ def _supplied(settings: Settings) -> SigningKey | None:
             raise SigningKeyError(f"{source}: cannot read {settings.signing_key_file}: {reason}") from None
     if not text.strip():
         return None
+    from cryptography.exceptions import UnsupportedAlgorithm  # PEM parsing's own; loaded with a supplied key only
+
     try:
         return SigningKey.from_text(signer_name(settings), text)
     except (ValueError, TypeError, UnsupportedAlgorithm):

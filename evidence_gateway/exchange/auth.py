@@ -22,14 +22,14 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from typing import TYPE_CHECKING, Any
 
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.repositories import sharing as store
+
+# RSA (cryptography, ~7 MB resident) loads with the first token issued or checked, not with the server.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
 CLIENT_ID_PREFIX = "evci_"
 CLIENT_SECRET_PREFIX = "evcs_"
@@ -119,6 +119,9 @@ class TokenKeys:
     async def _load(self) -> tuple[rsa.RSAPrivateKey, str]:
         if self._key is not None:
             return self._key, self._kid
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
         async with self._lock:
             if self._key is None:
                 stored = await store.stored_signing_key(self.db, KEY_NAME)
@@ -153,6 +156,9 @@ class TokenKeys:
             "org": str(org_id),
         }
         signing_input = f"{_b64(_json(header))}.{_b64(_json(payload))}".encode("ascii")
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
         signature = key.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
         return f"{signing_input.decode('ascii')}.{_b64(signature)}"
 
@@ -162,6 +168,10 @@ class TokenKeys:
         if len(token) > _MAX_TOKEN or token.count(".") != 2:
             raise TokenInvalid()
         key, kid = await self._load()
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+
         head_b64, body_b64, sig_b64 = token.split(".")
         header = _object(_unb64(head_b64))
         if header.get("alg") != ALGORITHM or header.get("kid") != kid:

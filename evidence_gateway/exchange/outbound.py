@@ -13,14 +13,17 @@ from __future__ import annotations
 import asyncio
 import base64
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from evidence_gateway.errors import InvalidInput
 from evidence_gateway.settings import Settings
 from evidence_gateway.webhooks import guard, sender
+
+# httpx (~5 MB resident) loads with the first outgoing request, not with the server.
+if TYPE_CHECKING:
+    import httpx
 
 # Discovery documents and token answers are small; an event answer is read for its excerpt.
 READ_LIMIT = 64 * 1024
@@ -58,6 +61,8 @@ def events_url(base_url: str, major: str) -> str:
 async def _call(
     settings: Settings, client: httpx.AsyncClient, method: str, url: str, headers: dict[str, str], body: bytes = b""
 ) -> Answer:
+    import httpx
+
     try:
         target = await guard.checked(guard.parse_target_url(url, "url"), settings, "url")
     except InvalidInput as exc:

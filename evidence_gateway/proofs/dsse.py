@@ -1,6 +1,6 @@
 """DSSE envelopes over in-toto Statements (https://github.com/secure-systems-lab/dsse,
 https://github.com/in-toto/attestation): the spec's few lines rather than a library, so the
-offline verifier needs only ``cryptography``."""
+offline verifier needs only PyNaCl (Ed25519)."""
 
 from __future__ import annotations
 

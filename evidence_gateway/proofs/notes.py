@@ -3,8 +3,10 @@
 Everything here runs offline: the server signs with it and ``evidence-gateway verify`` checks
 with it, with no database. Formats: https://c2sp.org/signed-note (a text, a blank line, one
 ``— <name> <base64(key hash || signature)>`` line per signature) and
-https://c2sp.org/tlog-checkpoint (origin, tree size, base64 root hash). ``cryptography`` does the
-Ed25519 arithmetic: it is the maintained binding to OpenSSL that Python's own TLS stack trusts.
+https://c2sp.org/tlog-checkpoint (origin, tree size, base64 root hash). PyNaCl (libsodium) does
+the Ed25519 arithmetic: a serving process signs a checkpoint every few seconds once it takes
+writes, and libsodium's binding adds about 2 MB of resident memory where ``cryptography``'s adds
+about 7. ``cryptography`` still reads a PEM key (``from_text``), once, when one is supplied.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.exceptions import BadSignatureError
+from nacl.signing import SigningKey as _Ed25519Private
+from nacl.signing import VerifyKey as _Ed25519Public
 
 ED25519 = b"\x01"  # the signed-note signature type of Ed25519
 _DASH = "\u2014 "
@@ -58,9 +60,11 @@ class PublicKey:
         return f"{self.name}+{self.key_id}+{base64.b64encode(ED25519 + self.public).decode()}"
 
     def verify(self, signature: bytes, message: bytes) -> bool:
+        if len(signature) != 64:
+            return False
         try:
-            Ed25519PublicKey.from_public_bytes(self.public).verify(signature, message)
-        except (InvalidSignature, ValueError):
+            _Ed25519Public(self.public).verify(message, signature)
+        except (BadSignatureError, ValueError, TypeError):
             return False
         return True
 
@@ -84,12 +88,11 @@ class SigningKey:
 
     __slots__ = ("_private", "public_key")
 
-    def __init__(self, name: str, private: Ed25519PrivateKey) -> None:
+    def __init__(self, name: str, private: _Ed25519Private) -> None:
         if not _NAME.match(name):
             raise ValueError("a key name has no spaces and no '+'")
         self._private = private
-        raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        self.public_key = PublicKey(name, raw)
+        self.public_key = PublicKey(name, bytes(private.verify_key))
 
     def __repr__(self) -> str:
         return f"SigningKey({self.public_key.name!r}, key_id={self.key_id!r})"
@@ -99,35 +102,45 @@ class SigningKey:
         return self.public_key.key_id
 
     def sign(self, message: bytes) -> bytes:
-        return self._private.sign(message)
+        return self._private.sign(message).signature
 
     def seed(self) -> bytes:
         """The raw 32-byte private key, for storing a generated key only."""
-        return self._private.private_bytes(
-            serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
-        )
+        return bytes(self._private)
 
     @classmethod
     def generate(cls, name: str) -> SigningKey:
-        return cls(name, Ed25519PrivateKey.generate())
+        return cls(name, _Ed25519Private.generate())
 
     @classmethod
     def from_seed(cls, name: str, seed: bytes) -> SigningKey:
-        return cls(name, Ed25519PrivateKey.from_private_bytes(seed))
+        if len(seed) != 32:
+            raise ValueError("a raw Ed25519 key is 32 bytes")
+        return cls(name, _Ed25519Private(seed))
 
     @classmethod
     def from_text(cls, name: str, text: str) -> SigningKey:
         """A PEM (PKCS#8, as ``openssl genpkey -algorithm ed25519`` writes) or a base64 raw key."""
         stripped = text.strip()
         if stripped.startswith("-----BEGIN"):
-            private = serialization.load_pem_private_key(stripped.encode(), password=None)
-            if not isinstance(private, Ed25519PrivateKey):
-                raise ValueError("the signing key is not an Ed25519 key")
-            return cls(name, private)
+            return cls.from_seed(name, _pem_seed(stripped))
         raw = base64.b64decode(stripped, validate=True)
         if len(raw) != 32:
             raise ValueError("a raw Ed25519 key is 32 bytes")
         return cls.from_seed(name, raw)
+
+
+def _pem_seed(pem: str) -> bytes:
+    """The raw 32 bytes of a PKCS#8 PEM Ed25519 key: ``cryptography`` parses PEM (loaded here only)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    private = serialization.load_pem_private_key(pem.encode(), password=None)
+    if not isinstance(private, Ed25519PrivateKey):
+        raise ValueError("the signing key is not an Ed25519 key")
+    return private.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
 
 
 def sign_note(text: str, key: SigningKey) -> str:

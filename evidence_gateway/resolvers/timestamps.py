@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import logging
 
-import httpx
 import orjson
 
 from evidence_gateway.models import SignedStatement
@@ -29,6 +28,8 @@ def seal_signature(envelope: str) -> bytes:
 
 
 async def stamp(db: Database, settings: Settings, statement: SignedStatement) -> None:
+    import httpx  # only with EVIDENCE_TSA_URL set; ~5 MB resident otherwise never loaded
+
     signature = seal_signature(statement.envelope)
     query, nonce = timestamp.request(signature)
     try:

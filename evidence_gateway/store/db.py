@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-import asyncpg
 from sqlalchemy import (
     DDL,
     CursorResult,
@@ -54,6 +53,7 @@ SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
 # another, and sqlite3 lets go of the GIL while a statement runs.
 SQLITE_READER_THREADS = 4
+SQLITE_POOL_SIZE = 8  # aiosqlite connections (a thread each) for sessions: writes, ORM reads
 
 
 class _NoLock:
@@ -117,8 +117,9 @@ class Database:
         else:
             # SQLite connections run in autocommit outside the transactions write() and
             # snapshot() open and always end, so the pool's ROLLBACK on every return is a no-op
-            # that costs a hop to aiosqlite's thread on every request.
-            kwargs.update(pool_reset_on_return=None)
+            # that costs a hop to aiosqlite's thread on every request. A fixed set: each is a
+            # thread, and overflow ones (closed on return) left allocator arenas behind (~5 MB).
+            kwargs.update(pool_reset_on_return=None, pool_size=SQLITE_POOL_SIZE, max_overflow=0)
         self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
             _create_private(self.engine.url.database)
@@ -284,6 +285,8 @@ async def _on_driver(conn: AsyncConnection) -> AsyncIterator[Any]:
     try:
         yield driver
     except BaseException as exc:
+        import asyncpg  # loaded already: this runs on PostgreSQL only (SQLite never imports it)
+
         if not isinstance(exc, asyncpg.PostgresError) and conn.sync_connection is not None:
             conn.sync_connection.invalidate(exc)
         raise

@@ -12,7 +12,6 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-import asyncpg
 from sqlalchemy.engine import make_url
 
 from evidence_gateway.store.db import Database
@@ -38,6 +37,8 @@ async def listen_forever(
 ) -> None:
     """LISTEN until cancelled: ``on_listening()`` each time the connection is (re)opened (news
     may have been missed meanwhile), ``on_payload(payload)`` for every notification."""
+    import asyncpg  # PostgreSQL's alone: a node on SQLite never loads the driver
+
     dsn = make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
 
     def on_notify(_conn: object, _pid: int, _channel: str, payload: str) -> None:

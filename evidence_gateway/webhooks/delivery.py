@@ -17,9 +17,8 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 
 from evidence_gateway.auth import Principal
@@ -36,6 +35,10 @@ from evidence_gateway.store.db import Database
 from evidence_gateway.store.repositories import outbox
 from evidence_gateway.web.observability import metrics
 from evidence_gateway.webhooks import guard, sender, signing
+
+# httpx (~5 MB resident) loads with the first outgoing request, not with the server.
+if TYPE_CHECKING:
+    import httpx
 
 DISABLED_REASON = "failing for too long: every attempt failed since {since}"
 

@@ -11,11 +11,13 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
-from typing import Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Protocol
 
 from evidence_gateway.errors import InvalidInput
+
+# httpx (~5 MB resident) loads with the first outgoing request, not with the server.
+if TYPE_CHECKING:
+    import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -88,6 +90,8 @@ def parse_target_url(raw: str, field: str = "target_url") -> httpx.URL:
         raise _refuse(f"must be at most {MAX_URL_LENGTH} characters", field)
     if any(ch.isspace() or ord(ch) < 0x20 for ch in raw):
         raise _refuse("must be an absolute http or https URL without whitespace", field)
+    import httpx
+
     try:
         url = httpx.URL(raw)
     except (httpx.InvalidURL, ValueError):

@@ -7,11 +7,14 @@ import codecs
 import functools
 import ssl
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from evidence_gateway.web.observability import tracing
 from evidence_gateway.webhooks.guard import Target
+
+# httpx (~5 MB resident) loads with the first outgoing request, not with the server.
+if TYPE_CHECKING:
+    import httpx
 
 # The excerpt is for a human reading the result: 1 KiB is plenty, and we never read more.
 EXCERPT_BYTES = 1024
@@ -31,6 +34,8 @@ class Outcome:
 @functools.cache
 def default_tls() -> ssl.SSLContext:
     """httpx's default verifying context, built once: building it per client costs ~50 ms (CA bundle load)."""
+    import httpx
+
     return httpx.create_ssl_context(trust_env=False)
 
 
@@ -41,6 +46,8 @@ def failed(error: str) -> Outcome:
 def new_client(connect_timeout: float, read_timeout: float, verify: ssl.SSLContext | None = None) -> httpx.AsyncClient:
     """A client that follows no redirect and no proxy from the environment (which could reroute
     a vetted delivery). ``verify``: the TLS context (default: certifi's CAs, built once)."""
+    import httpx
+
     timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)
     return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False, verify=verify or default_tls())
 
@@ -84,6 +91,8 @@ async def _post(
     connect_timeout: float,
     read_timeout: float,
 ) -> Outcome:
+    import httpx
+
     error = "no address to connect to"
     for address in target.addresses[:MAX_ADDRESSES]:
         try:
@@ -136,6 +145,8 @@ async def _attempt(
 
 async def _read_excerpt(response: httpx.Response) -> str:
     """At most EXCERPT_BYTES of the body; a body that stalls after the status line is cut short."""
+    import httpx
+
     data = bytearray()
     try:
         async for chunk in response.aiter_raw():
