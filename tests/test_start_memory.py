@@ -1,5 +1,6 @@
 """What a serving process loads (issue 29: resident memory after load): the pack renderers'
-libraries, Alembic and the time-stamp authority's ASN.1 stay out until something uses them."""
+libraries, Alembic, the time-stamp authority's ASN.1, httpx (outgoing requests), asyncpg (on SQLite)
+and cryptography (RS256 tokens, PEM keys) stay out until something uses them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
 
-DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto")
+DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto", "httpx", "asyncpg", "cryptography")
 
 _SERVE = """
 import asyncio, sys
@@ -50,3 +51,21 @@ def test_the_revision_files_read_as_text_agree_with_alembic() -> None:
     script = migrate._script()
     assert [migrate.head()] == list(script.get_heads())
     assert migrate.known_revisions() == {s.revision for s in script.walk_revisions()}
+
+
+_SIGN = """
+import sys
+from evidence_gateway.proofs.notes import Checkpoint, SigningKey, sign_note, verify_checkpoint
+
+key = SigningKey.generate("evidence.example")
+note = sign_note(Checkpoint("evidence.example/log", 3, bytes(32)).text(), key)
+assert verify_checkpoint(note, [key.public_key])[0].size == 3
+print("cryptography" in sys.modules)
+"""
+
+
+def test_signing_and_verifying_a_checkpoint_loads_no_cryptography() -> None:
+    """A process taking writes signs a checkpoint every few seconds: Ed25519 is PyNaCl's."""
+    signed = subprocess.run([sys.executable, "-c", _SIGN], capture_output=True, text=True, timeout=60, check=False)
+    assert signed.returncode == 0, signed.stderr[-2000:]
+    assert signed.stdout.split()[-1] == "False"
