@@ -18,6 +18,7 @@ NEVER = ("structlog", "rich", "pygments")
 
 _SERVE = """
 import asyncio, sys
+import evidence_gateway.cli.commands_serve  # what `serve` loads besides the app
 from evidence_gateway.app import create_app
 from evidence_gateway.settings import Settings
 
