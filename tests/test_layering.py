@@ -55,6 +55,12 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
             "alembic.runtime.migration",
         )
     },
+    # rich (about 3 MB resident) draws the progress bars of commands run at a terminal; ``serve``
+    # imports the same support module and draws none.
+    **{
+        (P + "cli.support", module): "rich only for a progress bar at a terminal"
+        for module in ("rich.console", "rich.progress")
+    },
     # The command line builds its parser from the standard library alone and loads a command's
     # module (the app, SQLAlchemy, Strawberry: about 3 s) only when that command runs.
     **{

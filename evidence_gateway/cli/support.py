@@ -10,8 +10,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
@@ -32,6 +30,10 @@ def progress(description: str, finishing: str | None = None) -> Iterator[Advance
     if not sys.stderr.isatty():
         yield lambda done, total: None
         return
+    # Here, not at the top: ``serve`` imports this module, and a serving process draws no bar.
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

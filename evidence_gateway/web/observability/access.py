@@ -17,11 +17,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
 from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evidence_gateway.core.jsoncodec import dumps
+from evidence_gateway.web.observability import log_context
 from evidence_gateway.web.request_id import request_id_of
 
 log = logging.getLogger("evidence_gateway.access")
@@ -53,14 +53,14 @@ def note_caller(org_id: uuid.UUID, token: str) -> None:
     """Called once a key is verified: the organisation and the first characters of the key
     after its ``evk_`` prefix (never the key; 32 of its 192 random bits), for every later line."""
     prefix = token[4:12]
-    structlog.contextvars.bind_contextvars(org=str(org_id), key_prefix=prefix)
+    log_context.bind(org=str(org_id), key_prefix=prefix)
     record = _current.get()
     if record is not None:
         record.org, record.key_prefix = str(org_id), prefix
 
 
 def note_graphql(operation: str | None, kind: str | None) -> None:
-    structlog.contextvars.bind_contextvars(graphql_operation=operation)
+    log_context.bind(graphql_operation=operation)
     record = _current.get()
     if record is not None:
         record.graphql_operation, record.graphql_type = operation, kind
@@ -126,8 +126,7 @@ class AccessLogMiddleware:
             return
         record = AccessRecord(route=self.templates(scope) or UNMATCHED)
         token = _current.set(record)
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(request_id=request_id_of(scope))
+        log_context.start(request_id=request_id_of(scope))
         started = time.perf_counter()
 
         async def timed_send(message: Message) -> None:
@@ -167,7 +166,7 @@ class AccessLogMiddleware:
             )
             for hook in self.on_done:
                 hook(scope, record, status, duration_ms / 1000)
-            structlog.contextvars.clear_contextvars()
+            log_context.clear()
             _current.reset(token)
 
 

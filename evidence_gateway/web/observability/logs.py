@@ -1,71 +1,119 @@
 """One JSON object per line on stderr, for every logger of the process (ours, uvicorn's,
-SQLAlchemy's), or a readable line when stderr is a terminal (EVIDENCE_LOG_FORMAT): structlog's
-ProcessorFormatter renders standard-library records, so no module needs a logging API of its
-own, and the fields bound for a request (request id, organisation, key prefix) are merged into
-every line written while it runs.
+SQLAlchemy's), or a readable line when stderr is a terminal (EVIDENCE_LOG_FORMAT): one
+``logging.Formatter`` renders standard-library records, so no module needs a logging API of its
+own, and the fields bound for a request (request id, organisation, key prefix; log_context.py)
+are merged into every line written while it runs.
 
-structlog rather than a hand-written ``logging.Formatter``: it brings the context variables a
-request binds, ISO timestamps, exception rendering and JSON output as composable processors,
-and the redaction step slots in before rendering.
+A formatter of our own rather than a logging library's: the lines need a handful of steps
+(bound fields, extras, trace ids, an ISO timestamp, the exception as text, redaction, JSON),
+and a serving process then loads nothing more than the standard library and orjson for them.
+The fields and their order are those of the structlog pipeline this replaced (see
+``LogFormatter.fields``), so what reads the logs reads them as before.
 """
 
 from __future__ import annotations
 
+import datetime
 import logging
 import logging.config
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
 import orjson
-import structlog
 
-from evidence_gateway.web.observability import tracing
-from evidence_gateway.web.observability.redaction import redact_processor
-
-
-def _dumps(event: Any, **_kw: Any) -> str:
-    return orjson.dumps(event, default=str).decode()
-
+from evidence_gateway.web.observability import log_context, tracing
+from evidence_gateway.web.observability.redaction import redact_fields
 
 # Leading fields of every line, in this order; the rest follow as they were added.
 _FIRST = ("timestamp", "level", "event", "logger", "request_id")
+# What every record has: any other attribute of a record came from ``extra=``.
+_RECORD_KEYS = frozenset(logging.LogRecord("name", 0, "pathname", 0, "msg", (), None).__dict__)
+# Level names as the lines have always spelled them: lower case, the two aliases resolved.
+_RENAMED = {"warn": "warning", "exception": "error"}
+_UTC = datetime.UTC
 
 
-def _tidy(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
-    """Leading fields first; uvicorn's ANSI-coloured copy of its message dropped."""
-    event.pop("color_message", None)
-    first = {k: event.pop(k) for k in _FIRST if k in event}
-    return {**first, **event}
+def _level(levelname: str) -> str:
+    lowered = levelname.lower()
+    return _RENAMED.get(lowered, lowered)
 
 
-def json_formatter(renderer: Any = None) -> logging.Formatter:
+def _timestamp(created: float) -> str:
+    """ISO 8601 in UTC with a ``Z``, microseconds when there are any (``isoformat``'s rule)."""
+    return datetime.datetime.fromtimestamp(created, _UTC).isoformat().replace("+00:00", "Z")
+
+
+def _json(fields: dict[str, Any]) -> str:
+    return orjson.dumps(fields, default=str).decode()
+
+
+class LogFormatter(logging.Formatter):
+    """The fields of a record, redacted, rendered by ``render`` (JSON unless told otherwise).
+    The record itself is left as it came: other handlers may format it too."""
+
+    def __init__(self, render: Callable[[dict[str, Any]], str] = _json) -> None:
+        super().__init__()
+        self.render = render
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.render(self.fields(record))
+
+    def fields(self, record: logging.LogRecord) -> dict[str, Any]:
+        """In the order the fields were always added: the message, the bound fields (which name
+        nothing already there), level and logger, the record's extras (which replace anything
+        of their name), trace ids, the timestamp, the exception; then ``_FIRST`` goes first.
+        Redaction comes last, once the exception is text; uvicorn's ANSI-coloured copy of its
+        message is dropped."""
+        event: dict[str, Any] = {"event": record.getMessage()}
+        if record.stack_info:
+            event["stack_info"] = record.stack_info
+        for key, value in log_context.bound().items():
+            event.setdefault(key, value)
+        event["level"] = _level(record.levelname)
+        event["logger"] = record.name
+        for key, value in record.__dict__.items():
+            if key not in _RECORD_KEYS:
+                event[key] = value
+        tracing.log_ids(event)
+        event["timestamp"] = _timestamp(record.created)
+        exc_info = record.exc_info
+        if exc_info and exc_info[0] is not None:
+            event["exception"] = self.formatException(exc_info)
+        event.pop("color_message", None)
+        event = redact_fields(event)
+        first = {key: event.pop(key) for key in _FIRST if key in event}
+        return {**first, **event}
+
+
+def json_formatter() -> logging.Formatter:
     """The formatter of every handler; named in ``dict_config`` so uvicorn's worker processes
-    build it too (they re-apply the logging configuration after they start). ``renderer``
-    replaces the JSON rendering only: every line is redacted and tidied the same way."""
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.stdlib.ExtraAdder(),
-        tracing.log_ids,  # trace_id and span_id while tracing is on
-        structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
-    ]
-    return structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared,
-        processors=[
-            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-            structlog.processors.format_exc_info,
-            redact_processor,
-            _tidy,
-            renderer or structlog.processors.JSONRenderer(serializer=_dumps),
-        ],
-    )
+    build it too (they re-apply the logging configuration after they start)."""
+    return LogFormatter()
+
+
+def _console(fields: dict[str, Any]) -> str:
+    """``timestamp [level] event  key=value … [logger]`` on one line; an exception or a stack
+    below it, as Python prints them."""
+    fields = dict(fields)
+    parts = [f"{fields.pop('timestamp', '')} [{fields.pop('level', ''):<8}] {fields.pop('event', ''):<30}"]
+    logger = fields.pop("logger", None)
+    below = [fields.pop(key) for key in ("stack_info", "exception") if key in fields]
+    parts.extend(f"{key}={_console_value(value)}" for key, value in fields.items())
+    if logger:
+        parts.append(f"[{logger}]")
+    return "\n".join([" ".join(parts), *below])
+
+
+def _console_value(value: Any) -> str:
+    if isinstance(value, str) and value and not any(c.isspace() or c in "\"'=" for c in value):
+        return value
+    return repr(value)
 
 
 def console_formatter() -> logging.Formatter:
-    """For a person at a terminal: one aligned line per record, its fields as key=value."""
-    return json_formatter(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    """For a person at a terminal: one line per record, its fields as key=value."""
+    return LogFormatter(_console)
 
 
 def resolve_format(setting: str = "auto") -> str:

@@ -5,7 +5,7 @@ message, its fields, an exception's text — before it is rendered."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
 
 # Keys (evk_ + 48 hex), webhook secrets (whsec_ + base64), link signatures in any query string.
@@ -74,9 +74,10 @@ def _plainly_clean(event: Mapping[str, Any]) -> bool:
     return _ANY.search("\n".join(texts)) is None
 
 
-def redact_processor(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
-    """structlog processor: the last step before rendering, after exceptions became text."""
+def redact_fields(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A log line's fields as they may be written: the last step before rendering, after the
+    exception became text."""
     if _plainly_clean(event):
         return dict(event)
-    redacted: Mapping[str, Any] = redact(event)
+    redacted: dict[str, Any] = redact(event)
     return redacted

@@ -177,12 +177,11 @@ def inject(headers: MutableMapping[str, str]) -> None:
         _propagate.inject(headers)
 
 
-def log_ids(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """structlog processor: the current span's ``trace_id`` and ``span_id`` (hex, as exporters
-    and trace viewers show them) on every line written inside one."""
+def log_ids(event: MutableMapping[str, Any]) -> None:
+    """The current span's ``trace_id`` and ``span_id`` (hex, as exporters and trace viewers
+    show them) on every log line written inside one (fields of its own of those names win)."""
     if active:
         context = _trace.get_current_span().get_span_context()
         if context.is_valid:
             event.setdefault("trace_id", format(context.trace_id, "032x"))
             event.setdefault("span_id", format(context.span_id, "016x"))
-    return event
