@@ -17,7 +17,9 @@ selection's plan is kept across requests of one document (schema/document_rows.p
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from graphql import (
@@ -125,41 +127,67 @@ def _held_nested_plan(field_def: GraphQLField) -> _NestedPlan:
 # relation whose record the request already holds; (response name, attribute, None, nullable,
 # (_OBJECT or _LIST, its object type, the object's own row)) for a plain object or list of them.
 _Entry = tuple[str, str, GraphQLLeafType | None, bool, tuple[Relation | str, GraphQLObjectType, Any] | None]
-_Row = tuple[_Entry, ...]
+# A selection's row: per entry (response name, the leaf type's coercion or None, nullable, what
+# is nested or None), and one call that reads every entry's attribute from an object (a
+# placeholder every object has where an entry reads none), in the selection's order.
+_Compiled = tuple[str, Callable[[Any], Any] | None, bool, tuple[Relation | str, GraphQLObjectType, Any] | None]
+_Row = tuple[tuple[_Compiled, ...], Callable[[Any], tuple[Any, ...]]]
+_NO_ATTRIBUTE = "__class__"
+
+
+def _compiled(entries: Sequence[_Entry]) -> _Row:
+    names = tuple(name or _NO_ATTRIBUTE for _, name, _, _, _ in entries)
+    read: Callable[[Any], tuple[Any, ...]]
+    if len(names) > 1:
+        read = operator.attrgetter(*names)
+    else:  # attrgetter answers a bare value for one name
+        read = partial(_read_each, names)
+    compiled = tuple(
+        (response_name, None if leaf is None else leaf.coerce_output_value, nullable, nested)
+        for response_name, _, leaf, nullable, nested in entries
+    )
+    return compiled, read
+
+
+def _read_each(names: tuple[str, ...], source: Any) -> tuple[Any, ...]:
+    return tuple(getattr(source, name) for name in names)
 
 
 def _leaf_dict(row: _Row, parent_type: GraphQLObjectType, source: Any, context: Any) -> dict[str, Any] | None:
     """``source``'s result for a selection of plain leaves and held relations, or None where
     graphql-core must speak (a null in a non-null field, a value the scalar refuses, a record
-    not read yet)."""
+    not read yet, an attribute the object lacks)."""
+    entries, read = row
+    try:
+        values = read(source)
+    except AttributeError:
+        return None
     out: dict[str, Any] = {}
-    for response_name, name, leaf, nullable, nested in row:
-        if nested is not None:
+    for (response_name, coerce, nullable, nested), value in zip(entries, values, strict=True):
+        if coerce is not None:
+            if value is None:
+                if not nullable:
+                    return None
+                out[response_name] = None
+                continue
+            try:
+                coerced = coerce(value)
+            except Exception:  # noqa: BLE001 - graphql-core's path reports it
+                return None
+            if coerced is None or coerced is Undefined:
+                return None
+            out[response_name] = coerced
+        elif nested is None:
+            out[response_name] = parent_type.name  # __typename
+        else:
             kind = nested[0]
             if kind is _LIST or kind is _OBJECT:
-                completed = _plain_value(kind, nested[1], nested[2], nullable, getattr(source, name, _MISSING), context)
+                completed = _plain_value(kind, nested[1], nested[2], nullable, value, context)
             else:
                 completed = _relation_dict(nested, nullable, source, context)  # type: ignore[arg-type]
             if completed is _MISSING:
                 return None
             out[response_name] = completed
-            continue
-        if leaf is None:
-            out[response_name] = parent_type.name  # __typename
-            continue
-        value = getattr(source, name, _MISSING)
-        if value is None and nullable:
-            out[response_name] = None
-            continue
-        if value is None or value is _MISSING:
-            return None
-        try:
-            coerced = leaf.coerce_output_value(value)
-        except Exception:  # noqa: BLE001 - graphql-core's path reports it
-            return None
-        if coerced is None or coerced is Undefined:
-            return None
-        out[response_name] = coerced
     return out
 
 
@@ -204,7 +232,7 @@ def _leaf_list(
     row: _Row,
     object_type: GraphQLObjectType,
     items: Sequence[Any],
-    info: GraphQLResolveInfo[Any] | None,
+    info: Any,  # the list's resolve info, or None inside a walk (is_type_of reads only the object)
     context: Any,
     is_awaitable: Any,
 ) -> list[dict[str, Any]] | None:
@@ -293,7 +321,7 @@ class PlainLeaves(StrawberryGraphQLCoreExecutionContext):
             if entry is None:
                 return None
             plans.append(entry)
-        return tuple(plans)
+        return _compiled(plans)
 
     def _entry(self, parent_type: GraphQLObjectType, response_name: str, field_details_list: Any) -> _Entry | None:
         node = field_details_list[0].node

@@ -49,21 +49,21 @@ from evidence_gateway.web.request_id import request_id_of
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed_content_type(value: str) -> tuple[str, tuple[tuple[str, str], ...]]:
-    mime_type, params = strawberry_content_type.parse_content_type(value)
+def _parsed_content_type(content_type: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    mime_type, params = strawberry_content_type.parse_content_type(content_type)
     return mime_type, tuple(params.items())
 
 
-def _parse_content_type(value: str) -> tuple[str, dict[str, str]]:
+def _parse_content_type(content_type: str) -> tuple[str, dict[str, str]]:
     """Strawberry's ``parse_content_type``, remembered per header value: it builds an
     ``email.message.Message`` for the Content-Type and for the Accept of every request, which
     took about as long as the rest of reading the request's body; the answer is the same."""
-    mime_type, params = _parsed_content_type(value)
+    mime_type, params = _parsed_content_type(content_type)
     return mime_type, dict(params)
 
 
-strawberry_async_view.parse_content_type = _parse_content_type
-strawberry_streaming.parse_content_type = _parse_content_type
+strawberry_async_view.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
+strawberry_streaming.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
 
 # Refusals of the HTTP request itself (Strawberry's own, before any document is read).
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
