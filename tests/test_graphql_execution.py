@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import strawberry
+from strawberry.extensions import ParserCache
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from evidence_gateway.schema import schema
@@ -103,6 +104,90 @@ class ListQuery:
     @strawberry.field
     def wrong(self) -> list[Item]:
         return [Item(name="a", size=1), Other(name="b")]  # type: ignore[list-item]
+
+
+@strawberry.type
+class Meta:
+    total: int
+
+
+@strawberry.type
+class Page:
+    """A page as ours are: plain fields holding a list of objects and objects."""
+
+    items: list[Item]
+    meta: Meta
+    extra: Meta | None
+    more: list[Item] | None
+
+
+@strawberry.type
+class PageQuery(ListQuery):
+    @strawberry.field
+    def page(self) -> Page:
+        return Page(
+            items=[Item(name="a", size=1), Item(name="b", size=None)], meta=Meta(total=2), extra=None, more=None
+        )
+
+    @strawberry.field
+    def full_page(self) -> Page:
+        return Page(items=[], meta=Meta(total=0), extra=Meta(total=1), more=[Item(name="m", size=3)])
+
+    @strawberry.field
+    def broken_page(self) -> Page:
+        items = [Item(name="a", size=1), Item(name=None, size=2)]  # type: ignore[arg-type]
+        return Page(items=items, meta=Meta(total="x"), extra=Meta(total=None), more=None)  # type: ignore[arg-type]
+
+    @strawberry.field
+    def odd_page(self) -> Page:
+        return Page(items=(Item(name="t", size=1),), meta=None, extra=Other(name="o"), more=5)  # type: ignore[arg-type]
+
+
+PAGE_DOCUMENTS = [
+    "{ page { items { name size __typename } meta { total } extra { total } more { name } __typename } }",
+    "{ fullPage { items { name } meta { total } extra { total } more { name size } } }",
+    "{ brokenPage { items { name } } page { meta { total } } }",
+    "{ brokenPage { meta { total } } }",
+    "{ brokenPage { extra { total } items { size } } }",
+    "{ oddPage { items { name } } }",
+    "{ oddPage { meta { total } } }",
+    "{ oddPage { extra { total } } }",
+    "{ oddPage { more { name } } }",
+    "query($x: Boolean!) { page { items { name size @include(if: $x) } meta { total @skip(if: $x) } } }",
+    "query($x: Boolean!) { page { items { ... on Item @include(if: $x) { size } name } meta { ...M } } }"
+    " fragment M on Meta { total @include(if: $x) }",
+    "query($x: Boolean!) { page { items @include(if: $x) { name } meta { total } } }",
+]
+
+
+def test_a_page_of_plain_fields_answers_as_graphql_core_does() -> None:
+    """A page object whose fields are plain (a list of leaf objects, objects of leaves) is
+    completed in one walk, its selection's plan kept across requests of one parsed document;
+    anything that needs an error, and selections whose directives depend on the variables,
+    answer exactly what graphql-core answers, whatever the variables of the request before."""
+    ours = strawberry.Schema(PageQuery, execution_context_class=PlainLeaves, extensions=[ParserCache])
+    theirs = strawberry.Schema(PageQuery)
+    for doc in PAGE_DOCUMENTS:
+        for x in (True, False, True, False):
+            variables = {"x": x} if "$x" in doc else None
+            mine, core = ours.execute_sync(doc, variables), theirs.execute_sync(doc, variables)
+            assert mine.data == core.data, (doc, x)
+            assert [e.formatted for e in mine.errors or []] == [e.formatted for e in core.errors or []], (doc, x)
+    assert ours.execute_sync(PAGE_DOCUMENTS[0]).data == {
+        "page": {
+            "items": [
+                {"name": "a", "size": 1, "__typename": "Item"},
+                {"name": "b", "size": None, "__typename": "Item"},
+            ],
+            "meta": {"total": 2},
+            "extra": None,
+            "more": None,
+            "__typename": "Page",
+        }
+    }
+    assert ours.execute_sync(PAGE_DOCUMENTS[-3], {"x": False}).data == {
+        "page": {"items": [{"name": "a"}, {"name": "b"}], "meta": {"total": 2}}
+    }
 
 
 def test_a_list_item_that_needs_an_error_answers_as_graphql_core_does() -> None:

@@ -69,6 +69,18 @@ __all__ = [
 class EvidenceNameConverter(NameConverter):
     """Enum values as GraphQL conventions have them: ``data_imported`` -> ``DATA_IMPORTED``."""
 
+    def __init__(self, auto_camel_case: bool = True) -> None:
+        super().__init__(auto_camel_case)
+        self._applied: dict[str, str] = {}
+
+    def apply_naming_config(self, name: str) -> str:
+        """Strawberry's, remembered per name: it converts every argument's name again on every
+        request (``convert_arguments``), and the schema's names are a fixed set."""
+        found = self._applied.get(name)
+        if found is None:
+            found = self._applied[name] = super().apply_naming_config(name)
+        return found
+
     def from_enum_value(self, enum: StrawberryEnumDefinition, enum_value: EnumValue) -> str:
         return enum_value.name.upper()
 

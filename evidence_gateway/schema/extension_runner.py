@@ -70,6 +70,21 @@ def _hook(func: Any, name: str, extension: SchemaExtension) -> _Hook:
     return hook
 
 
+def _phase_hooks(extensions: list[SchemaExtension], name: str) -> tuple[tuple[int, _Hook], ...]:
+    """Which extensions (by position) override the phase's hook, and their hooks."""
+    default = getattr(SchemaExtension, name)
+    hooks = []
+    for i, extension in enumerate(extensions):
+        func = getattr(type(extension), name)
+        if func is not default:
+            hooks.append((i, _hook(func, name, extension)))
+    return tuple(hooks)
+
+
+# (phase, the extensions' classes in order) -> _phase_hooks: the same for every request.
+_PHASES: dict[tuple[Any, ...], tuple[tuple[int, _Hook], ...]] = {}
+
+
 class _Phase:
     """One phase's hooks, entered in the extensions' order and left in the reverse order."""
 
@@ -77,13 +92,11 @@ class _Phase:
 
     def __init__(self, extensions: list[SchemaExtension], name: str) -> None:
         self.name = name
-        default = getattr(SchemaExtension, name)
-        hooks = []
-        for extension in extensions:
-            func = getattr(type(extension), name)
-            if func is not default:
-                hooks.append((extension, _hook(func, name, extension)))
-        self.hooks = hooks
+        kinds = (name, *map(type, extensions))
+        found = _PHASES.get(kinds)
+        if found is None:
+            found = _PHASES[kinds] = _phase_hooks(extensions, name)
+        self.hooks = [(extensions[i], hook) for i, hook in found]
         self.entered: list[tuple[Any, bool]] = []
 
     def __enter__(self) -> None:

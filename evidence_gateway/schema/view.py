@@ -4,6 +4,7 @@ media types and status rules (schema/negotiation.py); subscriptions over WebSock
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import timedelta
 from typing import Any
@@ -18,6 +19,9 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http import async_base_view as strawberry_async_view
+from strawberry.http import parse_content_type as strawberry_content_type
+from strawberry.http import streaming as strawberry_streaming
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.execution import ExecutionResult, PreExecutionError
 from strawberry.types.unset import UNSET, UnsetType
@@ -42,6 +46,24 @@ from evidence_gateway.web.http_body import (
 )
 from evidence_gateway.web.ratelimit.middleware import refuse_credential
 from evidence_gateway.web.request_id import request_id_of
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_content_type(content_type: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    mime_type, params = strawberry_content_type.parse_content_type(content_type)
+    return mime_type, tuple(params.items())
+
+
+def _parse_content_type(content_type: str) -> tuple[str, dict[str, str]]:
+    """Strawberry's ``parse_content_type``, remembered per header value: it builds an
+    ``email.message.Message`` for the Content-Type and for the Accept of every request, which
+    took about as long as the rest of reading the request's body; the answer is the same."""
+    mime_type, params = _parsed_content_type(content_type)
+    return mime_type, dict(params)
+
+
+strawberry_async_view.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
+strawberry_streaming.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
 
 # Refusals of the HTTP request itself (Strawberry's own, before any document is read).
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}

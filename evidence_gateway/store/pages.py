@@ -14,7 +14,7 @@ from evidence_gateway.core.scoping import owned, table_of
 from evidence_gateway.store import list_counts
 from evidence_gateway.store.record_types import TYPED
 from evidence_gateway.store.records import records
-from evidence_gateway.store.scoped import rows
+from evidence_gateway.store.scoped import point_rows, rows
 
 T = TypeVar("T")
 
@@ -63,6 +63,7 @@ class NewestFirst:
             raise ValueError("only an organisation's whole list is counted by the write path")
         count = list_counts.total_of(table.name) if counted else select(func.count()).select_from(table).where(scoped)
         self._count = count
+        self._counted = counted
         self._page = (
             select(*table.c, self._count.scalar_subquery().label(self.TOTAL))
             .where(scoped)
@@ -73,7 +74,12 @@ class NewestFirst:
         self._typed = TYPED.get(table.name)
 
     async def page(self, ctx: Ctx, params: PageWindow, **bind: Any) -> Page[Any]:
-        found = await rows(ctx, self._page, page_limit=params.per_page, page_offset=params.offset, **bind)
+        # A counted list's first page is an index walk of at most per_page rows and one probe for
+        # the total: read like a detail (``point_rows``: on SQLite without the hop to a reader
+        # thread, which cost more CPU than such a read). Later pages pay their OFFSET, and a
+        # list that counts pays its COUNT: those stay on the reader threads.
+        read = point_rows if self._counted and params.offset == 0 else rows
+        found = await read(ctx, self._page, page_limit=params.per_page, page_offset=params.offset, **bind)
         if self._typed is not None:
             # The table's typed record: its columns, the total apart.
             make = self._typed._make

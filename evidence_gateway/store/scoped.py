@@ -40,7 +40,8 @@ async def rows(ctx: Ctx, statement: Executable, **params: Any) -> Sequence[Row[A
 
 
 async def point_rows(ctx: Ctx, statement: Executable, **params: Any) -> Sequence[Row[Any]]:
-    """``rows`` of a statement that reads a few rows by key (a detail): see ``Database.fetch_point``."""
+    """``rows`` of a statement that reads a few rows by key (a detail, a counted list's first page):
+    see ``Database.fetch_point``."""
     return await ctx.db.fetch_point(statement, bound(ctx, params))
 
 
