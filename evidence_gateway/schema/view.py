@@ -62,8 +62,10 @@ def _parse_content_type(content_type: str) -> tuple[str, dict[str, str]]:
     return mime_type, dict(params)
 
 
-strawberry_async_view.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
-strawberry_streaming.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
+# Only where the name is Strawberry's own function: a release that moves it keeps its own (slower) path.
+for _module in (strawberry_async_view, strawberry_streaming):
+    if getattr(_module, "parse_content_type", None) is strawberry_content_type.parse_content_type:
+        _module.parse_content_type = _parse_content_type  # type: ignore[attr-defined]
 
 # Refusals of the HTTP request itself (Strawberry's own, before any document is read).
 _CODES = {400: "BAD_USER_INPUT", 404: "NOT_FOUND", 405: "BAD_USER_INPUT", 413: "PAYLOAD_TOO_LARGE"}
