@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
 import strawberry
-from graphql import FieldNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
+from graphql import FieldNode, FragmentDefinitionNode, FragmentSpreadNode, InlineFragmentNode, SelectionSetNode
 from strawberry.types import Info
 
 from evidence_gateway.errors import NotFound
@@ -75,20 +75,28 @@ def selected_in(info: Info[Any, Any], child: str) -> set[str]:
     whole page only when the document asks for it."""
     raw = info._raw_info
     names: set[str] = set()
-
-    def walk(selection_set: SelectionSetNode | None, under: bool) -> None:
-        for node in selection_set.selections if selection_set else ():
-            if isinstance(node, FieldNode):
-                if under:
-                    names.add(node.name.value)
-                elif node.name.value == child:
-                    walk(node.selection_set, True)
-            elif isinstance(node, InlineFragmentNode):
-                walk(node.selection_set, under)
-            elif isinstance(node, FragmentSpreadNode):
-                fragment = raw.fragments.get(node.name.value)
-                walk(fragment.selection_set if fragment else None, under)
-
     for field_node in raw.field_nodes:
-        walk(field_node.selection_set, False)
+        _collect(field_node.selection_set, False, child, raw.fragments, names)
     return names
+
+
+def _collect(
+    selection_set: SelectionSetNode | None,
+    under: bool,
+    child: str,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    names: set[str],
+) -> None:
+    # A function of the module, not a closure: a recursive closure is a reference cycle that
+    # only a full collection frees, once per request.
+    for node in selection_set.selections if selection_set else ():
+        if isinstance(node, FieldNode):
+            if under:
+                names.add(node.name.value)
+            elif node.name.value == child:
+                _collect(node.selection_set, True, child, fragments, names)
+        elif isinstance(node, InlineFragmentNode):
+            _collect(node.selection_set, under, child, fragments, names)
+        elif isinstance(node, FragmentSpreadNode):
+            fragment = fragments.get(node.name.value)
+            _collect(fragment.selection_set if fragment else None, under, child, fragments, names)

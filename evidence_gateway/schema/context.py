@@ -161,14 +161,16 @@ class GraphQLContext:
         existing = self._loaders.get(batch)
         if existing is not None:
             return existing
-        ctx = self.ctx
+        # Not ``self``: the loader is kept here, so a closure over the context would make every
+        # request's context a reference cycle, freed only by a full collection.
+        ctx, batches = self.ctx, self._batches
 
         async def load(keys: list[K]) -> list[V]:
             # Shielded: the DataLoader cancels a batch whose callers all went away, and a
             # read cancelled inside the driver can leave its connection half closed (settle).
             reading = asyncio.ensure_future(batch(ctx, list(keys)))
-            self._batches.add(reading)
-            reading.add_done_callback(self._batches.discard)
+            batches.add(reading)
+            reading.add_done_callback(batches.discard)
             found = await asyncio.shield(reading)
             return [found.get(k, default) for k in keys]
 

@@ -37,6 +37,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 from evidence_gateway.schema import document_rows
+from evidence_gateway.schema.async_helpers import weak_helpers
 from evidence_gateway.schema.context import NOT_HELD, RELATION, Relation
 
 # (python attribute name, leaf type, nullable), or None when the field is not a plain leaf.
@@ -252,6 +253,18 @@ def _leaf_list(
 
 class PlainLeaves(StrawberryGraphQLCoreExecutionContext):
     _leaf_objects: dict[int, tuple[Any, _Row | None]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.async_helpers = weak_helpers(self)  # no reference cycle per request (async_helpers.py)
+
+    def __copy__(self) -> PlainLeaves:
+        """graphql-core's sub-executors (deferred parts, subscription events) are shallow copies;
+        each gets helpers of its own, so none depends on its parent outliving it."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.async_helpers = weak_helpers(clone)
+        return clone
 
     def execute_fields(
         self,
