@@ -17,7 +17,7 @@ mapping), so that ``bench/run.py --previous-floor`` can state the ratio between 
 
 - ``core`` (the default): SQLAlchemy Core on its async engine, as above.
 - ``raw``: the driver directly, no SQLAlchemy at run time: **aiosqlite** (one reader and one
-  writer connection, WAL, autocommit reads) on SQLite, **asyncpg** (a fixed pool of 20) on
+  writer connection, WAL, autocommit reads) on SQLite, **asyncpg** (a fixed pool of 10) on
   PostgreSQL. The SQL text is the Core statements' own, compiled once for the dialect at start,
   so both modes send the same statements; values are bound and converted by hand (ids as
   SQLAlchemy stores them on SQLite: 32 hex digits; times as its text). This is the floor issue 29
@@ -49,6 +49,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway import models  # noqa: F401  (registers the product's tables)
+
+# PostgreSQL connections, fixed: the product's default EVIDENCE_DATABASE_POOL_SIZE (not read from
+# its settings: that would load pydantic-settings into the floor, which the floor does not need).
+POOL = 10
 
 WORKSPACE = SQLModel.metadata.tables["workspace"]
 API_KEY = SQLModel.metadata.tables["api_key"]
@@ -249,10 +253,10 @@ class Floor(Handlers):
         self.previous = previous
         self.stmt = Statements(prebuilt=not previous)
         self.sqlite = url.startswith("sqlite")
-        # PostgreSQL: a fixed pool of 20, like the product's default. The previous floor's 10 plus
+        # PostgreSQL: a fixed pool the size of the product's default. The previous floor's 10 plus
         # 20 overflow opened and closed a connection on most requests under 32 connections of
         # load (overflow connections close on return), which made both apps look slow.
-        pool = {"pool_size": 10, "max_overflow": 20} if previous else {"pool_size": 20, "max_overflow": 0}
+        pool = {"pool_size": 10, "max_overflow": 20} if previous else {"pool_size": POOL, "max_overflow": 0}
         kwargs: dict[str, Any] = {} if self.sqlite else pool
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         self.write_lock = asyncio.Lock()
@@ -463,7 +467,7 @@ class RawSqlite(Handlers):
 
 
 class RawPostgres(Handlers):
-    """asyncpg directly, a fixed pool of 20 like the product's; reads outside a transaction."""
+    """asyncpg directly, a fixed pool like the product's; reads outside a transaction."""
 
     def __init__(self, url: str) -> None:
         self.dsn = "postgresql://" + url.split("://", 1)[1]
@@ -473,7 +477,7 @@ class RawPostgres(Handlers):
     async def start(self) -> None:
         import asyncpg
 
-        self.pool = await asyncpg.create_pool(self.dsn, min_size=20, max_size=20)
+        self.pool = await asyncpg.create_pool(self.dsn, min_size=POOL, max_size=POOL)
 
     async def close(self) -> None:
         if self.pool is not None:

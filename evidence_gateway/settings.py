@@ -44,7 +44,9 @@ class Settings(BaseSettings):
     database_url: str = DEFAULT_DATABASE_URL
     # PostgreSQL: connections each process keeps open, and never more; a request finding them
     # all busy waits its turn (a connection opened and closed per request cost more than a read).
-    database_pool_size: int = Field(default=20, ge=1)
+    # One event loop keeps about ten busy; each more holds its own prepared statements (memory)
+    # and counts against the server's max_connections once per worker.
+    database_pool_size: int = Field(default=10, ge=1)
     # Signs download links. Empty: generated once and kept in the database (instance_secrets.py).
     secret_key: str = ""
     public_base_url: str = "http://127.0.0.1:8000"

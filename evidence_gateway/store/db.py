@@ -50,10 +50,10 @@ S = TypeVar("S", bound=Select[Any])
 _REVISIONS: Select[Any] = select(column("version_num")).select_from(table_clause("alembic_version"))
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
-# Threads (and pooled connections) of the SQLite row reader: WAL readers never wait for one
-# another, and sqlite3 lets go of the GIL while a statement runs.
-SQLITE_READER_THREADS = 4
-SQLITE_POOL_SIZE = 8  # aiosqlite connections (a thread each) for sessions: writes, ORM reads
+# Threads (and connections) of the SQLite row reader: WAL readers never wait for one another, and
+# sqlite3 lets go of the GIL. Each holds its schema and caches (0.2-0.5 MB): no more than needed.
+SQLITE_READER_THREADS = 2
+SQLITE_POOL_SIZE = 4  # aiosqlite connections (a thread each) for sessions: writes, ORM reads
 
 
 class _NoLock:
