@@ -5,7 +5,10 @@ says where it grows: VmRSS after start, after seeding 100 workspaces through the
 each scenario (wrk, 32 connections, a few seconds each), on a fresh SQLite file; then which of the
 libraries that a serving process should load only when it uses them are mapped.
 
-    python bench/memory_steps.py [--seconds 4] [--env NAME=VALUE ...]
+    python bench/memory_steps.py [--seconds 4] [--database-url URL] [--env NAME=VALUE ...]
+
+``--database-url`` serves an empty database of yours instead (a PostgreSQL one: its schema is made
+first, its tables are not emptied, so give it a fresh database).
 
 Needs wrk on PATH. Point PYTHONPATH at another checkout's package to measure that build.
 """
@@ -91,9 +94,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="load per scenario")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server only")
+    parser.add_argument("--database-url", help="an empty database to serve (default: a new SQLite file)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "EVIDENCE_DATABASE_URL": f"sqlite:///{tmp}/bench.db"}
+        env = {**os.environ, "EVIDENCE_DATABASE_URL": args.database_url or f"sqlite:///{tmp}/bench.db"}
         _cli(env, "db", "upgrade")
         key, writer = _key(env, "bench"), _key(env, "bench-writes")
         server_env = {**env, **dict(item.split("=", 1) for item in args.env)}
