@@ -73,6 +73,8 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
         (P + module, "httpx"): "httpx at the first outgoing request (issue 29)"
         for module in ("exchange.outbound", "resolvers.timestamps", "webhooks.guard", "webhooks.sender")
     },
+    # tarfile (about 0.3 MB) unpacks the pinned GraphiQL packages for `graphiql fetch` only.
+    (P + "web.graphiql", "tarfile"): "tarfile only for `graphiql fetch` (issue 29)",
     # asyncpg (about 3 MB resident) on PostgreSQL only; SQLAlchemy's dialect loads it there first.
     (P + "store.db", "asyncpg"): "asyncpg on PostgreSQL only (issue 29)",
     (P + "store.notifications", "asyncpg"): "asyncpg on PostgreSQL only (issue 29)",

@@ -1,7 +1,7 @@
 """What a serving process loads (issue 29: resident memory after load): the pack renderers'
-libraries, Alembic, the time-stamp authority's ASN.1, httpx (outgoing requests), asyncpg (on SQLite)
-and cryptography (RS256 tokens, PEM keys) stay out until something uses them; structlog, rich and
-pygments never come in (the log lines have a formatter of their own)."""
+libraries, Alembic, the time-stamp authority's ASN.1, httpx (outgoing requests), asyncpg (on SQLite),
+cryptography (RS256 tokens, PEM keys) and tarfile (`graphiql fetch`) stay out until something uses
+them; structlog, rich and pygments never come in (the log lines have a formatter of their own)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
 
-DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto", "httpx", "asyncpg", "cryptography")
+DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto", "httpx", "asyncpg", "cryptography", "tarfile")
 NEVER = ("structlog", "rich", "pygments")
 
 _SERVE = """

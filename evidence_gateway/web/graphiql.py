@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import subprocess
-import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,6 +186,8 @@ def _npm_pack(package: Package, workdir: Path) -> Path:
 
 
 def _extract(package: Package, tarball: Path) -> dict[str, bytes]:
+    import tarfile  # only `graphiql fetch` unpacks: a serving process does not load it (issue 29)
+
     got = sri("sha512", tarball.read_bytes())
     if got != package.integrity:
         raise AssetError(f"{package.spec}: tarball integrity {got} does not match the pinned {package.integrity}")
