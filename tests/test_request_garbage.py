@@ -52,6 +52,20 @@ async def _requests(api: Api, ws_id: str) -> dict[str, Callable[[], Awaitable[An
         body = await api.gql(f'{{ workspace(id: "{ws_id}") {{ id latestPack {{ id }} }} }}')
         assert body["data"]["workspace"]["id"] == ws_id, body
 
+    async def mutation() -> None:
+        body = await api.gql('mutation { createWorkspace(input: {name: "via graphql"}) { id name } }')
+        assert body["data"]["createWorkspace"]["name"] == "via graphql", body
+
+    async def graphql_error() -> None:
+        body = await api.gql('{ workspace(id: "not-an-id") { id } }')
+        assert body["errors"], body
+
+    async def rest_not_found() -> None:
+        assert (await api.get("/api/v2/workspaces/00000000-0000-0000-0000-000000000000")).status_code == 404
+
+    async def rest_invalid() -> None:
+        assert (await api.post("/api/v2/workspaces", {"name": ""})).status_code == 422
+
     async def rest_list() -> None:
         assert (await api.get("/api/v2/workspaces?page=1&per_page=5")).status_code == 200
 
@@ -65,6 +79,10 @@ async def _requests(api: Api, ws_id: str) -> dict[str, Callable[[], Awaitable[An
         "graphql list with relations": nested,
         "graphql connection": connection,
         "graphql lookup": lookup,
+        "graphql mutation": mutation,
+        "graphql error": graphql_error,
+        "rest not found": rest_not_found,
+        "rest invalid input": rest_invalid,
         "rest list": rest_list,
         "rest detail": rest_detail,
         "rest create": rest_create,
@@ -77,6 +95,10 @@ async def _requests(api: Api, ws_id: str) -> dict[str, Callable[[], Awaitable[An
         "graphql list with relations",
         "graphql connection",
         "graphql lookup",
+        "graphql mutation",
+        "graphql error",
+        "rest not found",
+        "rest invalid input",
         "rest list",
         "rest detail",
         "rest create",
