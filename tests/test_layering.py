@@ -43,8 +43,9 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     (P + "resolvers.seals", P + "resolvers.timestamps"): (
         "asn1crypto and cryptography's X.509 (about 5 MB resident) with a time-stamp authority only (issue 29)"
     ),
-    # Alembic (about 10 MB resident) loads only when the schema changes: serving a database at
-    # head reads the revision files as text and the version row directly (issue 29).
+    # Alembic (about 10 MB resident) loads only when an existing schema changes: serving a
+    # database at head reads the revision files as text and the version row directly, and an
+    # empty one is built from the models and its head recorded without it (issue 29).
     **{
         (P + "store.migrate", module): "alembic only when the schema changes (issue 29)"
         for module in (
@@ -52,7 +53,6 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
             "alembic.config",
             "alembic.script",
             "alembic.script.revision",
-            "alembic.runtime.migration",
         )
     },
     # rich (about 3 MB resident) draws the progress bars of commands run at a terminal; ``serve``

@@ -8,10 +8,16 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, create_engine, text
 
 from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.revisions import recorded_revisions, stamp_empty
 
 DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto", "httpx", "asyncpg", "cryptography", "tarfile")
 NEVER = ("structlog", "rich", "pygments")
@@ -48,6 +54,52 @@ def test_a_server_starting_on_a_database_at_head_loads_none_of_them(tmp_path: Pa
     )
     assert started.returncode == 0, started.stderr[-2000:]
     assert started.stdout.split()[-1] == "none", started.stdout
+
+
+def test_a_server_starting_on_an_empty_database_builds_it_and_loads_none_of_them(tmp_path: Path) -> None:
+    """The README's first start: ``serve`` builds the schema itself, and Alembic, once loaded,
+    would stay resident for the life of the process (about 10 MB)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
+    started = subprocess.run(
+        [sys.executable, "-c", _SERVE, url, *DEFERRED, *NEVER], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert started.returncode == 0, started.stderr[-2000:]
+    assert started.stdout.split()[-1] == "none", started.stdout
+    assert asyncio.run(_recorded(url)) == [migrate.head()]
+
+
+async def _recorded(url: str) -> list[str]:
+    db = Database(url)
+    try:
+        async with db.engine.connect() as conn:
+            return await conn.run_sync(recorded_revisions)
+    finally:
+        await db.dispose()
+
+
+def test_the_head_recorded_without_alembic_is_what_alembic_records(tmp_path: Path) -> None:
+    """Same table, same constraint, same row as ``alembic stamp`` on an empty database, so every
+    later ``alembic``/``db`` command reads it as its own."""
+
+    def stamped(path: Path, stamp: Callable[[Connection], None]) -> tuple[list[Any], list[Any]]:
+        engine = create_engine(f"sqlite:///{path}")
+        try:
+            with engine.begin() as conn:
+                stamp(conn)
+            with engine.connect() as conn:
+                ddl = conn.execute(text("SELECT type, name, sql FROM sqlite_master ORDER BY name")).all()
+                rows = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+                return [tuple(r) for r in ddl], [tuple(r) for r in rows]
+        finally:
+            engine.dispose()
+
+    def by_alembic(conn: Connection) -> None:
+        MigrationContext.configure(conn).stamp(migrate._script(), migrate.head())
+
+    ours = stamped(tmp_path / "ours.db", lambda conn: stamp_empty(conn, migrate.head()))
+    alembics = stamped(tmp_path / "alembic.db", by_alembic)
+    assert ours == alembics
+    assert ours[1] == [(migrate.head(),)]
 
 
 def test_the_revision_files_read_as_text_agree_with_alembic() -> None:

@@ -4,7 +4,8 @@ The app, the CLI, ``env.py`` and the tests all come through here, so they share 
 which database states exist, when a database may be changed, and the message an operator
 sees when it may not. Alembic itself stays an implementation detail: it is configured in
 code, from files shipped inside the package, so an installed wheel migrates without an
-``alembic.ini``. It loads only when the schema changes (store/revisions.py judges the rest).
+``alembic.ini``. It loads only when an existing schema changes (store/revisions.py judges the
+rest, and records the head in a database built from empty).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from evidence_gateway.store import sqlite_text_search, text_search
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.revisions import VERSION_TABLE as VERSION_TABLE
 from evidence_gateway.store.revisions import head as head
-from evidence_gateway.store.revisions import known_revisions, recorded_revisions
+from evidence_gateway.store.revisions import known_revisions, recorded_revisions, stamp_empty
 from evidence_gateway.store.seed import seed_reference_data
 
 if TYPE_CHECKING:
@@ -270,13 +271,6 @@ async def _schema_transaction(db: Database) -> AsyncIterator[AsyncConnection]:
                 await conn.commit()
 
 
-def _stamp(conn: Connection, revision: str) -> None:
-    """What ``alembic stamp`` writes, without loading env.py again (a third of a fresh file's cost)."""
-    from alembic.runtime.migration import MigrationContext
-
-    MigrationContext.configure(conn).stamp(_script(), revision)
-
-
 def _upgrade_sync(conn: Connection, replay: bool) -> str:
     state = _status_sync(conn)
     if state.state is State.AHEAD:
@@ -290,11 +284,12 @@ def _upgrade_sync(conn: Connection, replay: bool) -> str:
         load_models().create_all(conn, checkfirst=False)
         text_search.create_trigram_indexes(conn)  # as 0021_list_filters_more does
         sqlite_text_search.create_fts_indexes(conn)  # as 0022_sqlite_text_search does
-        _stamp(conn, state.head)
+        # Without Alembic: a first start would otherwise keep it resident for the process's life.
+        stamp_empty(conn, state.head)
         return state.head
     if state.state is State.UNVERSIONED:
         _check_baseline(conn)
-        _stamp(conn, BASELINE)
+        stamp_empty(conn, BASELINE)
     from alembic import command
 
     command.upgrade(alembic_config(conn), "head")

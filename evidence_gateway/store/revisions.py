@@ -1,6 +1,8 @@
 """The schema's revisions without Alembic: what this code's head is, which revisions it knows,
-and which one a database records. Judging a database at head (every start) needs nothing more,
-so Alembic (about 10 MB resident) loads only when the schema changes (store/migrate.py)."""
+which one a database records, and recording the head in a database just built at it. Judging a
+database at head (every start) and building an empty one (the first start) need nothing more,
+so Alembic (about 10 MB resident, kept by the serving process once loaded) loads only when an
+existing schema changes (store/migrate.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import Connection, inspect, text
+from sqlalchemy import Column, Connection, MetaData, PrimaryKeyConstraint, String, Table, inspect, text
 
 VERSIONS_DIR = Path(__file__).with_name("migrations") / "versions"
 VERSION_TABLE = "alembic_version"
@@ -48,3 +50,22 @@ def recorded_revisions(conn: Connection) -> list[str]:
     if not inspect(conn).has_table(VERSION_TABLE):
         return []
     return sorted(str(row[0]) for row in conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")))
+
+
+def _version_table() -> Table:
+    # Alembic's own (``DefaultImpl.version_table_impl``): a 32-character, non-null revision and
+    # its primary key, named as Alembic names it; tests/test_start_memory.py compares the two.
+    return Table(
+        VERSION_TABLE,
+        MetaData(),
+        Column("version_num", String(32), nullable=False),
+        PrimaryKeyConstraint("version_num", name=f"{VERSION_TABLE}_pkc"),
+    )
+
+
+def stamp_empty(conn: Connection, revision: str) -> None:
+    """Record ``revision`` in a database that records none yet, as ``alembic stamp`` would:
+    the version table if it is missing, and its one row."""
+    table = _version_table()
+    table.create(conn, checkfirst=True)
+    conn.execute(table.insert().values(version_num=revision))
