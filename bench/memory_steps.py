@@ -5,10 +5,12 @@ says where it grows: VmRSS after start, after seeding 100 workspaces through the
 each scenario (wrk, 32 connections, a few seconds each), on a fresh SQLite file; then which of the
 libraries that a serving process should load only when it uses them are mapped.
 
-    python bench/memory_steps.py [--seconds 4] [--database-url URL] [--env NAME=VALUE ...]
+    python bench/memory_steps.py [--seconds 4] [--database-url URL] [--first-start] [--env NAME=VALUE ...]
 
 ``--database-url`` serves an empty database of yours instead (a PostgreSQL one: its schema is made
-first, its tables are not emptied, so give it a fresh database).
+first, its tables are not emptied, so give it a fresh database). ``--first-start`` starts ``serve``
+on the empty database as the README does, so that the server builds the schema itself (``serve
+--migrate`` on PostgreSQL); otherwise ``db upgrade`` builds it first, in its own process.
 
 Needs wrk on PATH. Point PYTHONPATH at another checkout's package to measure that build.
 """
@@ -43,8 +45,14 @@ LAZY_LIBRARIES = {"cryptography": "cryptography/hazmat/bindings", "asyncpg": "as
 
 
 def _cli(env: dict[str, str], *args: str) -> str:
+    # Outside any checkout: ``-m`` puts the working directory first on sys.path, before PYTHONPATH.
     done = subprocess.run(
-        [sys.executable, "-m", "evidence_gateway.cli", *args], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "evidence_gateway.cli", *args],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout
 
@@ -95,17 +103,20 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=4.0, help="load per scenario")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server only")
     parser.add_argument("--database-url", help="an empty database to serve (default: a new SQLite file)")
+    parser.add_argument("--first-start", action="store_true", help="serve builds the schema (the README's way)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "EVIDENCE_DATABASE_URL": args.database_url or f"sqlite:///{tmp}/bench.db"}
-        _cli(env, "db", "upgrade")
-        key, writer = _key(env, "bench"), _key(env, "bench-writes")
+        if not args.first_start:
+            _cli(env, "db", "upgrade")
         server_env = {**env, **dict(item.split("=", 1) for item in args.env)}
         cmd = [sys.executable, "-m", "evidence_gateway.cli", "serve", "--port", str(PORT)]
-        server = subprocess.Popen(cmd, env=server_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cmd += ["--migrate"] if args.first_start else []
+        server = subprocess.Popen(cmd, env=server_env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         steps: list[tuple[str, float]] = []
         try:
             _wait_ready(server)
+            key, writer = _key(env, "bench"), _key(env, "bench-writes")
             steps.append(("started", _rss_mb(server.pid)))
             for i in range(100):
                 _request("POST", "/api/v2/workspaces", key, {"name": f"w{i}"})
