@@ -1,7 +1,8 @@
-"""What a serving process loads (issue 29: resident memory after load): the pack renderers'
-libraries, Alembic, the time-stamp authority's ASN.1, httpx (outgoing requests), asyncpg (on SQLite),
-cryptography (RS256 tokens, PEM keys) and tarfile (`graphiql fetch`) stay out until something uses
-them; structlog, rich and pygments never come in (the log lines have a formatter of their own)."""
+"""What a serving process loads (issue 29: resident memory after load): the pack renderers and
+their libraries, Alembic, the time-stamp authority's ASN.1, httpx (outgoing requests), asyncpg (on
+SQLite), cryptography (RS256 tokens, PEM keys) and tarfile (`graphiql fetch`) stay out until
+something uses them; structlog, rich and pygments never come in (the log lines have a formatter
+of their own)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from evidence_gateway.store.db import Database
 from evidence_gateway.store.revisions import recorded_revisions, stamp_empty
 
 DEFERRED = ("alembic", "reportlab", "xlsxwriter", "PIL", "asn1crypto", "httpx", "asyncpg", "cryptography", "tarfile")
+# The pack renderers of our own (artifacts/__init__.py loads them with the first pack).
+RENDERERS = tuple(
+    f"evidence_gateway.artifacts.{m}" for m in ("ileap", "iso_report", "methodology_statement", "audit_trail")
+)
+WATCHED = (*DEFERRED, *RENDERERS)
 NEVER = ("structlog", "rich", "pygments")
 
 _SERVE = """
@@ -50,7 +56,7 @@ def test_a_server_starting_on_a_database_at_head_loads_none_of_them(tmp_path: Pa
     url = f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
     asyncio.run(_at_head(url))
     started = subprocess.run(
-        [sys.executable, "-c", _SERVE, url, *DEFERRED, *NEVER], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", _SERVE, url, *WATCHED, *NEVER], capture_output=True, text=True, timeout=120, check=False
     )
     assert started.returncode == 0, started.stderr[-2000:]
     assert started.stdout.split()[-1] == "none", started.stdout
@@ -61,7 +67,7 @@ def test_a_server_starting_on_an_empty_database_builds_it_and_loads_none_of_them
     would stay resident for the life of the process (about 10 MB)."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
     started = subprocess.run(
-        [sys.executable, "-c", _SERVE, url, *DEFERRED, *NEVER], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", _SERVE, url, *WATCHED, *NEVER], capture_output=True, text=True, timeout=120, check=False
     )
     assert started.returncode == 0, started.stderr[-2000:]
     assert started.stdout.split()[-1] == "none", started.stdout
