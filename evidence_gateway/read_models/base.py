@@ -33,7 +33,9 @@ class ReadModel(BaseModel):
     """What every resource's read model shares: built from attributes, immutable, every field
     present on the wire (required, maybe null), and a ``render`` that copies without validating."""
 
-    model_config = ConfigDict(from_attributes=True, frozen=True)
+    # defer_build: a model's validator and serializer (~20 KB resident each) are built on first use;
+    # a server answering workspace reads never builds the pack or webhook ones (issue 29).
+    model_config = ConfigDict(from_attributes=True, frozen=True, defer_build=True)
 
     # Fields whose values do not sit on the object under the same name (links, derived status):
     # ``derive`` supplies them, the rest are read attribute by attribute.

@@ -116,7 +116,8 @@ class StrictInput(BaseModel):
     makes each request body from its input model), as ``Field(description=...)`` would be.
     """
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, use_attribute_docstrings=True)
+    # defer_build: the validator of an input nobody sends (an import, a recipient) is never built.
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, use_attribute_docstrings=True, defer_build=True)
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
