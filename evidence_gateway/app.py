@@ -28,7 +28,7 @@ from evidence_gateway.schema.view import EvidenceGraphQL
 from evidence_gateway.settings import Settings, get_settings
 from evidence_gateway.store import migrate
 from evidence_gateway.store.db import Database
-from evidence_gateway.web import api_docs, cors, graphiql
+from evidence_gateway.web import api_docs, cors, graphiql, resident
 from evidence_gateway.web.json_response import JSONResponse
 from evidence_gateway.web.observability import metrics, multiproc, readiness, tracing
 from evidence_gateway.web.observability.access import AccessLogMiddleware, RouteTemplates
@@ -103,6 +103,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         # collection first: it cost the test suite half its time (an app per test), and what
         # little start-up garbage is frozen with the rest stays for the process's life.
         saturation.start()
+        resident.forget_source_files()
         gc.freeze()
         try:
             yield

@@ -41,6 +41,12 @@ DEFERRED_ALLOWED: dict[tuple[str, str], str] = {
     # xlsxwriter, about 13 MB resident, and the others' 0.3 MB. One statement in specs() imports
     # them all; the import graph names it by one of them.
     (P + "artifacts", P + "artifacts.ileap"): "the renderers at the first pack (issue 29)",
+    # SQLAlchemy's PostgreSQL dialect loads every PostgreSQL driver's module (about 2 MB resident):
+    # a server on SQLite never needs it (issue 29).
+    **{
+        (P + "store.dialect_insert", module): "the PostgreSQL dialect on PostgreSQL only (issue 29)"
+        for module in ("sqlalchemy.dialects.sqlite", "sqlalchemy.dialects.postgresql")
+    },
     (P + "resolvers.seals", P + "resolvers.timestamps"): (
         "asn1crypto and cryptography's X.509 (about 5 MB resident) with a time-stamp authority only (issue 29)"
     ),

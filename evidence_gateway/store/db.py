@@ -34,7 +34,6 @@ from sqlalchemy import (
 from sqlalchemy import (
     table as table_clause,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
@@ -44,6 +43,7 @@ from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.models import ArtifactContentChunk
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store import pg_reads, sqlite_reads
+from evidence_gateway.store.dialect_insert import insert_for
 
 S = TypeVar("S", bound=Select[Any])
 # Alembic's version table (migrate.VERSION_TABLE), read without its migration context.
@@ -197,8 +197,8 @@ class Database:
     def insert_or_nothing(self, table: Table) -> Insert:
         """``INSERT … ON CONFLICT DO NOTHING`` in this database's dialect: the first writer of a
         key wins, the others learn it from what the statement returns."""
-        dialect_insert = sqlite.insert if self.is_sqlite else postgresql.insert
-        return dialect_insert(table).on_conflict_do_nothing()
+        statement: Insert = insert_for(self.is_sqlite)(table).on_conflict_do_nothing()
+        return statement
 
     async def recorded_revisions(self) -> set[str]:
         """Readiness: a trivial query, then the schema revisions the database records (none

@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Select, event, func, literal, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from evidence_gateway.core.scoping import owned, table_of
 from evidence_gateway.models import ListCount
+from evidence_gateway.store.dialect_insert import insert_for
 
 # The tables whose organisation-wide list reads its total here (migration 0020 backfilled them).
 COUNTED = frozenset({"workspace", "report_pack", "calculation_run", "evidence_item", "webhook_endpoint"})
@@ -71,8 +71,8 @@ def total_of(table_name: str) -> Select[Any]:
 
 
 def _upsert(session: Session, org_id: uuid.UUID, name: str, delta: int) -> None:
-    dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    stmt = dialect_insert(_COUNT).values(org_id=org_id, list_name=name, row_count=delta)
+    insert = insert_for(session.get_bind().dialect.name == "sqlite")
+    stmt = insert(_COUNT).values(org_id=org_id, list_name=name, row_count=delta)
     stmt = stmt.on_conflict_do_update(
         index_elements=[_COUNT.c.org_id, _COUNT.c.list_name],
         set_={"row_count": _COUNT.c.row_count + delta},

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -24,6 +22,7 @@ from evidence_gateway.models import (
     Workspace,
 )
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.dialect_insert import insert_for
 from evidence_gateway.store.tlog import event_columns
 
 # The events a statement is signed for: a pack's generation (its seal) and each status change.
@@ -57,7 +56,7 @@ async def statements_of(db: Database, org_id: uuid.UUID, pack_id: uuid.UUID) -> 
 
 async def keep(db: Database, row: SignedStatement) -> None:
     """Once per event: a second signer of the same event (another node) keeps the first."""
-    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    insert = insert_for(db.is_sqlite)
     values = {
         c: getattr(row, c)
         for c in ("id", "org_id", "pack_id", "kind", "event_sequence", "key_id", "envelope", "created_at")

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Table, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import col
 
 from evidence_gateway.calculation import factors as f
@@ -13,6 +12,7 @@ from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.models import EmissionFactor, FactorVersion, MethodologyProfile
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.dialect_insert import insert_for
 
 
 def _rows() -> list[tuple[Table, list[dict[str, Any]]]]:
@@ -64,7 +64,7 @@ def _rows() -> list[tuple[Table, list[dict[str, Any]]]]:
 
 async def seed_reference_data(db: Database) -> None:
     """Insert seeded reference rows that are missing; idempotent across restarts and workers."""
-    dialect_insert = sqlite.insert if db.is_sqlite else postgresql.insert
+    dialect_insert = insert_for(db.is_sqlite)
     async with db.write() as session:
         for table, rows in _rows():
             # Fixed ids + ON CONFLICT DO NOTHING: concurrent workers insert the same rows once.

@@ -9,8 +9,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Text, Uuid, bindparam, cast, func, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import col
 
 from evidence_gateway.core.merkle import leaf_hash
@@ -19,6 +17,7 @@ from evidence_gateway.core.tlog import leaf_bytes
 from evidence_gateway.models import Event, EvidenceKey, Organization, TlogCheckpoint, TlogSubtree
 from evidence_gateway.models.base import table_of
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.dialect_insert import insert_for
 
 _EVENTS_FOR_LEAVES = {
     "sqlite": "SELECT id, org_id, sequence, type, occurred_at, actor, request_id, subject_type, subject_id, "
@@ -118,7 +117,7 @@ async def checkpoint(db: Database, org_id: uuid.UUID, size: int | None = None) -
 
 async def store_checkpoint(db: Database, row: TlogCheckpoint) -> TlogCheckpoint:
     """Kept once per size: two nodes signing the same size keep the first (both are valid)."""
-    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    insert = insert_for(db.is_sqlite)
     values = {c: getattr(row, c) for c in ("org_id", "size", "root", "frontier", "key_id", "note", "issued_at")}
     async with db.write() as session:
         await session.execute(insert(TlogCheckpoint).values(**values).on_conflict_do_nothing())
@@ -153,7 +152,7 @@ async def all_subtrees(db: Database, org_id: uuid.UUID) -> list[tuple[int, int, 
 
 async def keep_subtrees(db: Database, org_id: uuid.UUID, rows: Sequence[tuple[int, int, bytes]]) -> None:
     """Cache complete subtrees; one already kept stays (its hash cannot differ: leaves never change)."""
-    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    insert = insert_for(db.is_sqlite)
     for at in range(0, len(rows), 500):
         values = [{"org_id": org_id, "level": lv, "first_leaf": f, "hash": h} for lv, f, h in rows[at : at + 500]]
         async with db.write() as session:
@@ -216,7 +215,7 @@ async def keys(db: Database) -> list[EvidenceKey]:
 
 
 async def record_key(db: Database, key_id: str, name: str, public: bytes, seed: str | None) -> None:
-    insert: Any = sqlite_insert if db.is_sqlite else pg_insert
+    insert = insert_for(db.is_sqlite)
     async with db.write() as session:
         await session.execute(
             insert(EvidenceKey)
