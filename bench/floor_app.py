@@ -39,7 +39,6 @@ from typing import Any
 import orjson
 from sqlalchemy import Date, DateTime, Uuid, bindparam, event, func, insert, select
 from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlmodel import SQLModel
@@ -470,6 +469,9 @@ class RawPostgres(Handlers):
     """asyncpg directly, a fixed pool like the product's; reads outside a transaction."""
 
     def __init__(self, url: str) -> None:
+        # Imported here, like the product's: on SQLite neither loads PostgreSQL's dialect (~2 MB).
+        from sqlalchemy.dialects.postgresql import asyncpg as asyncpg_dialect
+
         self.dsn = "postgresql://" + url.split("://", 1)[1]
         self.sql = _compile_all(asyncpg_dialect.dialect())
         self.pool: Any = None
