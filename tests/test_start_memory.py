@@ -169,3 +169,54 @@ def test_signing_and_verifying_a_checkpoint_loads_no_cryptography() -> None:
     signed = subprocess.run([sys.executable, "-c", _SIGN], capture_output=True, text=True, timeout=60, check=False)
     assert signed.returncode == 0, signed.stderr[-2000:]
     assert signed.stdout.split()[-1] == "False"
+
+
+_MAPPERS = """
+import asyncio, sys
+import httpx
+from sqlmodel import SQLModel
+from evidence_gateway.app import create_app
+from evidence_gateway.resolvers import organizations, tlog
+from evidence_gateway.settings import Settings
+from evidence_gateway.store import migrate
+from evidence_gateway.store.db import Database
+
+async def main():
+    settings = Settings(database_url=sys.argv[1], secret_key="s" * 40, background_work=False, dispatcher=False)
+    db = Database(sys.argv[1])
+    await migrate.upgrade(db)  # what `serve` does first: the schema, the reference data
+    key = await organizations.create_api_key(db, "demo")  # and the first start's demo key
+    await db.dispose()
+    app = create_app(settings)
+    headers = {"Authorization": f"Bearer {key}"}
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test", headers=headers) as http:
+            made = await http.post("/api/v2/workspaces", json={"name": "w"})
+            assert made.status_code == 201, made.text
+            ws = made.json()["data"]["id"]
+            assert (await http.get("/api/v2/workspaces")).status_code == 200
+            assert (await http.get(f"/api/v2/workspaces/{ws}")).status_code == 200
+            query = "{ workspaces { items { id latestCalculationRun { id } latestPack { id } } } }"
+            answer = (await http.post("/graphql", json={"query": query})).json()
+            assert answer["data"]["workspaces"]["items"][0]["id"] == ws, answer
+            # The background signer's round, then a checkpoint asked for.
+            assert await tlog.checkpoint_grown(app.state.db, settings) == 1
+            checkpoint = await http.get("/api/v2/log/checkpoint")
+            assert checkpoint.json()["data"]["size"] == 2, checkpoint.text  # the key's event, the workspace's
+    print("configured" if not SQLModel._sa_registry._new_mappers else "unconfigured")
+
+asyncio.run(main())
+"""
+
+
+def test_serving_workspaces_and_signing_checkpoints_never_configures_the_orm(tmp_path: Path) -> None:
+    """SQLAlchemy configures every mapper (about 1.5 MB, kept) the first time an ORM entity or
+    ORM-annotated column is used: the start-up (reference data, the demo key), authentication,
+    the workspace endpoints and the checkpoint signer all use Core statements and records."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
+    served = subprocess.run(
+        [sys.executable, "-c", _MAPPERS, url], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert served.returncode == 0, served.stderr[-2000:]
+    assert served.stdout.split()[-1] == "unconfigured", served.stdout

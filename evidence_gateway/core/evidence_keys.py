@@ -18,11 +18,11 @@ import weakref
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from evidence_gateway.models import EvidenceKey
 from evidence_gateway.proofs.notes import PublicKey, SigningKey
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import tlog as store
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import EvidenceKeyRecord
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +114,10 @@ async def rotate(db: Database, settings: Settings) -> SigningKey:
     return key
 
 
-def public_of(row: EvidenceKey) -> PublicKey:
+def public_of(row: EvidenceKeyRecord) -> PublicKey:
     return PublicKey(row.name, bytes(row.public_key))
 
 
-async def verifier_keys(db: Database) -> list[EvidenceKey]:
+async def verifier_keys(db: Database) -> list[EvidenceKeyRecord]:
     """Every key that ever signed, oldest first."""
     return await store.keys(db)

@@ -22,10 +22,11 @@ from evidence_gateway.core.events import EventType
 from evidence_gateway.core.timeutil import as_aware, utcnow
 from evidence_gateway.core.uow import UnitOfWork, unit_of_work
 from evidence_gateway.errors import InvalidInput, NotFound
-from evidence_gateway.models import ApiKey, Organization
+from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers.validation import StrictInput, parse, parse_id
 from evidence_gateway.settings import get_settings
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import ApiKeyRecord
 from evidence_gateway.store.repositories.keys import ApiKeyRepository, OrganizationRepository
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
@@ -53,21 +54,27 @@ class KeyCreate(StrictInput):
 class CreatedKey:
     """The stored key and the only copy of its secret."""
 
-    api_key: ApiKey
+    api_key: ApiKeyRecord
     key: str
 
 
-def _new_key(org_id: uuid.UUID, p: KeyCreate) -> CreatedKey:
-    key = generate_key()
-    row = ApiKey(
+def _add_key(uow: UnitOfWork, org_id: uuid.UUID, p: KeyCreate) -> CreatedKey:
+    """A new key in ``uow``, as a record: ``serve`` makes the demo key at start-up, and an ORM
+    entity would configure every mapper in the serving process (store/repositories/keys.py)."""
+    secret = generate_key()
+    key: ApiKeyRecord = uow.insert(
+        ApiKey,
         org_id=org_id,
-        key_hash=hash_key(key),
-        display_prefix=key[:DISPLAY_PREFIX_LENGTH],
+        key_hash=hash_key(secret),
+        display_prefix=secret[:DISPLAY_PREFIX_LENGTH],
         name=p.name or None,
         scope=Scope(p.scope).value,
         expires_at=p.expires_at,
     )
-    return CreatedKey(row, key)
+    created = CreatedKey(key, secret)
+    uow.emit(EventType.api_key_created, "api_key", key.id, api_key_json(key))
+    uow.respond(created, shown_once=(secret,))
+    return created
 
 
 async def create_for_org(db: Database, org_name: str, data: Any, *, create_org: bool = True) -> CreatedKey:
@@ -81,12 +88,10 @@ async def create_for_org(db: Database, org_name: str, data: Any, *, create_org: 
     org_id = org.id if org is not None else uuid.uuid4()
     async with unit_of_work(_operator(db, org_id)) as uow:
         if org is None:
-            org = Organization(id=org_id, name=org_name, webhook_signing_secret=new_webhook_secret())
-            OrganizationRepository.add(uow.session, org)
-            await uow.session.flush()
-        created = _new_key(org_id, p)
-        _add_key(uow, created)
-    return created
+            await OrganizationRepository.insert(
+                uow.session, id=org_id, name=org_name, webhook_signing_secret=new_webhook_secret()
+            )
+        return _add_key(uow, org_id, p)
 
 
 def _operator(db: Database, org_id: uuid.UUID) -> Ctx:
@@ -94,14 +99,7 @@ def _operator(db: Database, org_id: uuid.UUID) -> Ctx:
     return Ctx(db=db, settings=get_settings(), principal=Principal(org_id=org_id, key_id=None))
 
 
-def _add_key(uow: UnitOfWork, created: CreatedKey) -> None:
-    key = created.api_key
-    uow.session.add(key)
-    uow.emit(EventType.api_key_created, "api_key", key.id, api_key_json(key))
-    uow.respond(created, shown_once=(created.key,))
-
-
-def api_key_json(key: ApiKey) -> dict[str, Any]:
+def api_key_json(key: ApiKey | ApiKeyRecord) -> dict[str, Any]:
     """An API key in its events: what tells it apart and what it may do, never the key or its hash."""
     return {
         "id": key.id,
@@ -182,10 +180,8 @@ async def create_key(ctx: Ctx, data: Any) -> CreatedKey:
     """A new key of the caller's organisation; an admin key can make keys of any scope."""
     ctx.require(Scope.ADMIN)
     p = parse(KeyCreate, data)
-    created = _new_key(ctx.org_id, p)
     async with unit_of_work(ctx) as uow:
-        _add_key(uow, created)
-    return created
+        return _add_key(uow, ctx.org_id, p)
 
 
 async def revoke_key(ctx: Ctx, key_id: Any) -> ApiKey:

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence_gateway.models import Organization
 from evidence_gateway.resolvers.keys import create_for_org
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import OrganizationRecord
 from evidence_gateway.store.repositories.keys import OrganizationRepository
 from evidence_gateway.webhooks.signing import new_webhook_secret
 
 __all__ = ["create_api_key", "get_or_create_org", "new_webhook_secret", "organization_count"]
 
 
-async def get_or_create_org(db: Database, name: str) -> Organization:
+async def get_or_create_org(db: Database, name: str) -> OrganizationRecord:
     async with db.write() as session:
         org = await OrganizationRepository.named(session, name)
         if org is None:
-            org = Organization(name=name, webhook_signing_secret=new_webhook_secret())
-            OrganizationRepository.add(session, org)
+            org = await OrganizationRepository.insert(session, name=name, webhook_signing_secret=new_webhook_secret())
     return org
 
 

@@ -13,7 +13,6 @@ from evidence_gateway.core import evidence_keys, merkle, subtrees
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.timeutil import utcnow
 from evidence_gateway.errors import InternalError, InvalidInput, NotFound
-from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.proofs.notes import Checkpoint, sign_note
 from evidence_gateway.resolvers import seals
 from evidence_gateway.resolvers.events import ADMIN_ONLY_DATA
@@ -22,6 +21,7 @@ from evidence_gateway.resolvers.validation import canonical_uuid
 from evidence_gateway.settings import Settings
 from evidence_gateway.store import tlog as store
 from evidence_gateway.store.db import Database
+from evidence_gateway.store.record_types import TlogCheckpointRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,17 +33,17 @@ class InclusionProof:
     # The leaf's bytes, when the caller may read all of the event (else None: the hash suffices).
     leaf: bytes | None
     audit_path: list[bytes]
-    checkpoint: TlogCheckpoint
+    checkpoint: TlogCheckpointRecord
 
 
 @dataclass(frozen=True, slots=True)
 class ConsistencyProof:
-    old: TlogCheckpoint
-    new: TlogCheckpoint
+    old: TlogCheckpointRecord
+    new: TlogCheckpointRecord
     proof: list[bytes]
 
 
-async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) -> TlogCheckpoint:
+async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) -> TlogCheckpointRecord:
     """A signed checkpoint of the tree as committed now (the latest one again if it has not grown)."""
     size = await store.tree_size(db, org_id)
     latest = await store.checkpoint(db, org_id)
@@ -60,7 +60,7 @@ async def issue_checkpoint(db: Database, settings: Settings, org_id: uuid.UUID) 
     root = merkle.root_of_frontier(edge)
     key = await evidence_keys.signing_key(db, settings)
     note = sign_note(Checkpoint(evidence_keys.origin(settings, org_id), size, root).text(), key)
-    row = TlogCheckpoint(
+    row = TlogCheckpointRecord(
         org_id=org_id, size=size, root=root, frontier=b"".join(edge), key_id=key.key_id, note=note, issued_at=utcnow()
     )
     stored = await store.store_checkpoint(db, row)
@@ -79,7 +79,7 @@ async def checkpoint_grown(db: Database, settings: Settings) -> int:
     return len(grown)
 
 
-async def checkpoint(ctx: Ctx, size: Any = None) -> TlogCheckpoint:
+async def checkpoint(ctx: Ctx, size: Any = None) -> TlogCheckpointRecord:
     """The checkpoint of ``size`` (one issued earlier), or a current one (issued now if the log grew)."""
     if size is None:
         return await issue_checkpoint(ctx.db, ctx.settings, ctx.org_id)

@@ -223,7 +223,7 @@ async def signing_secret(db: Database, org_name: str, *, rotate: bool = False) -
     """For the CLI: the organisation's secret, replaced by a new one first when ``rotate`` (the
     old one keeps signing beside it for ``signing.ROTATION_OVERLAP``, as an endpoint's does)."""
     async with db.write() as session:
-        org = await OrganizationRepository.named(session, org_name)
+        org = await OrganizationRepository.named_for_change(session, org_name)
         if org is None:
             raise NotFound(f"no organisation named {org_name!r}")
         if rotate:

@@ -11,16 +11,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from evidence_gateway.core import evidence_keys
-from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.resolvers import bundles, tlog
 from evidence_gateway.rest_compat.http import JSONResponse, caller, envelope
+from evidence_gateway.store.record_types import TlogCheckpointRecord
 
 
 def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
 
-def render_checkpoint(cp: TlogCheckpoint) -> dict[str, Any]:
+def render_checkpoint(cp: TlogCheckpointRecord) -> dict[str, Any]:
     return {
         "origin": cp.note.split("\n", 1)[0],
         "size": cp.size,

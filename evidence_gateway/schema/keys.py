@@ -16,6 +16,7 @@ from evidence_gateway.models import ApiKey
 from evidence_gateway.resolvers import keys
 from evidence_gateway.schema.context import GraphQLContext
 from evidence_gateway.schema.convert import input_to_dict
+from evidence_gateway.store.record_types import ApiKeyRecord
 
 GqlInfo = Info[GraphQLContext, None]
 
@@ -41,7 +42,7 @@ class ApiKeyType:
     revoked_at: datetime | None = strawberry.field(description="When it was revoked; null: not revoked.")
 
 
-def key_type(key: ApiKey) -> ApiKeyType:
+def key_type(key: ApiKey | ApiKeyRecord) -> ApiKeyType:
     return ApiKeyType(
         id=key.id,
         display_prefix=key.display_prefix,

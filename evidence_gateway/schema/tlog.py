@@ -12,9 +12,9 @@ import strawberry
 from strawberry.types import Info
 
 from evidence_gateway.core.timeutil import as_aware
-from evidence_gateway.models import TlogCheckpoint
 from evidence_gateway.resolvers import bundles, tlog
 from evidence_gateway.schema.context import GraphQLContext
+from evidence_gateway.store.record_types import TlogCheckpointRecord
 
 GqlInfo = Info[GraphQLContext, None]
 SizeArg = Annotated[int | None, strawberry.argument(description="A tree size a checkpoint was issued at; null: now.")]
@@ -57,7 +57,7 @@ class LogConsistencyProof:
     to_checkpoint: LogCheckpoint = strawberry.field(description="The newer signed checkpoint.")
 
 
-def checkpoint_type(cp: TlogCheckpoint) -> LogCheckpoint:
+def checkpoint_type(cp: TlogCheckpointRecord) -> LogCheckpoint:
     return LogCheckpoint(
         origin=cp.note.split("\n", 1)[0],
         size=cp.size,

@@ -326,6 +326,25 @@ class PublicationRecord(NamedTuple):
 
 
 # By table name: the typed record of each table that has one.
+class TlogCheckpointRecord(NamedTuple):
+    org_id: uuid.UUID
+    size: int
+    root: bytes
+    frontier: bytes
+    key_id: str
+    note: str
+    issued_at: datetime
+
+
+class EvidenceKeyRecord(NamedTuple):
+    key_id: str
+    name: str
+    public_key: bytes
+    private_seed: str | None
+    created_at: datetime
+    retired_at: datetime | None
+
+
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
     "calculation_run": CalculationRunRecord,
@@ -345,4 +364,6 @@ TYPED: dict[str, type[Any]] = {
     "shipment": ShipmentRecord,
     "data_recipient": DataRecipientRecord,
     "publication": PublicationRecord,
+    "tlog_checkpoint": TlogCheckpointRecord,
+    "evidence_key": EvidenceKeyRecord,
 }

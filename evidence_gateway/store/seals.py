@@ -21,12 +21,16 @@ from evidence_gateway.models import (
     SignedStatement,
     Workspace,
 )
+from evidence_gateway.models.base import table_of
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.dialect_insert import insert_for
 from evidence_gateway.store.tlog import event_columns
 
 # The events a statement is signed for: a pack's generation (its seal) and each status change.
 SEALED_TYPES = ("pack.generated", "pack.status_changed")
+# The log's events by table column: every checkpoint the signer issues asks pack_events_between,
+# and an ORM-annotated column would configure every mapper (store/tlog.py).
+_EVENT = table_of(Event)
 
 
 async def pack_events(db: Database, org_id: uuid.UUID, workspace_id: uuid.UUID, pack_id: uuid.UUID) -> Sequence[Any]:
@@ -34,12 +38,12 @@ async def pack_events(db: Database, org_id: uuid.UUID, workspace_id: uuid.UUID, 
     return await db.fetch(
         event_columns()
         .where(
-            col(Event.org_id) == bindparam("org"),
-            col(Event.workspace_id) == bindparam("ws"),
-            col(Event.subject_id) == bindparam("pack"),
-            col(Event.type).in_(SEALED_TYPES),
+            _EVENT.c.org_id == bindparam("org"),
+            _EVENT.c.workspace_id == bindparam("ws"),
+            _EVENT.c.subject_id == bindparam("pack"),
+            _EVENT.c.type.in_(SEALED_TYPES),
         )
-        .order_by(col(Event.sequence)),
+        .order_by(_EVENT.c.sequence),
         {"org": org_id, "ws": workspace_id, "pack": pack_id},
     )
 
@@ -79,12 +83,12 @@ async def pack_events_between(db: Database, org_id: uuid.UUID, after: int, throu
     """(pack id, workspace id) of pack events with sequences in (after, through]: a range of the
     (org_id, sequence) index, each event read once as checkpoints advance."""
     rows = await db.fetch(
-        select(col(Event.subject_id), col(Event.workspace_id))
+        select(_EVENT.c.subject_id, _EVENT.c.workspace_id)
         .where(
-            col(Event.org_id) == bindparam("org"),
-            col(Event.sequence) > bindparam("a"),
-            col(Event.sequence) <= bindparam("b"),
-            col(Event.type).in_(SEALED_TYPES),
+            _EVENT.c.org_id == bindparam("org"),
+            _EVENT.c.sequence > bindparam("a"),
+            _EVENT.c.sequence <= bindparam("b"),
+            _EVENT.c.type.in_(SEALED_TYPES),
         )
         .distinct(),
         {"org": org_id, "a": after, "b": through},

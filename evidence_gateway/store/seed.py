@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Table, update
-from sqlmodel import col
 
 from evidence_gateway.calculation import factors as f
 from evidence_gateway.core.timeutil import utcnow
@@ -70,9 +69,11 @@ async def seed_reference_data(db: Database) -> None:
             # Fixed ids + ON CONFLICT DO NOTHING: concurrent workers insert the same rows once.
             await session.execute(dialect_insert(table).on_conflict_do_nothing(), rows)
         # A new factor edition moves the seeded profiles onto it; runs keep the version they used.
+        # A Core statement on the table: an ORM one would configure every mapper at start-up.
+        profiles = table_of(MethodologyProfile)
         for profile in f.PROFILES:
             await session.execute(
-                update(MethodologyProfile)
-                .where(col(MethodologyProfile.id) == profile.id)
+                update(profiles)
+                .where(profiles.c.id == profile.id)
                 .values(factor_version_id=f.FACTOR_VERSION_ID, description=profile.description)
             )

@@ -31,12 +31,12 @@ class ApiKeyLookup:
     async def touch(db: Database, key_id: uuid.UUID, now: datetime, resolution: timedelta) -> None:
         """Record the key's use unless it was recorded within ``resolution`` (not org-scoped:
         written while authenticating, before there is a caller)."""
+        # On the table, not the entity: an ORM update would configure every mapper on the first
+        # authenticated request, for nothing a key check reads.
+        keys = table_of(ApiKey)
         stmt = (
-            update(ApiKey)
-            .where(
-                col(ApiKey.id) == key_id,
-                or_(col(ApiKey.last_used_at).is_(None), col(ApiKey.last_used_at) < now - resolution),
-            )
+            update(keys)
+            .where(keys.c.id == key_id, or_(keys.c.last_used_at.is_(None), keys.c.last_used_at < now - resolution))
             .values(last_used_at=now)
         )
         async with db.write() as session:

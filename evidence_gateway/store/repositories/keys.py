@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from evidence_gateway.core.context import Ctx
 from evidence_gateway.core.scoping import of_org
 from evidence_gateway.models import ApiKey, Organization
-from evidence_gateway.store.record_types import ApiKeyRecord
+from evidence_gateway.models.base import table_of
+from evidence_gateway.store.record_types import ApiKeyRecord, OrganizationRecord
+from evidence_gateway.store.records import new_record
 from evidence_gateway.store.repositories.key_lookup import ApiKeyLookup
 from evidence_gateway.store.repository import Repository
 
@@ -44,10 +47,21 @@ class ApiKeyRepository(ApiKeyLookup, Repository[ApiKey, ApiKeyRecord]):
 
 class OrganizationRepository:
     """Organisations are the scope itself, not rows in one: the operator's command line and
-    start-up find them by name, across every organisation."""
+    start-up find them by name, across every organisation.
+
+    Read and created as records by Core statements: ``serve`` makes the demo organisation and
+    its key at start-up, and an ORM entity there would configure every mapper (about 1.5 MB) in
+    a process that never needs them."""
 
     @staticmethod
-    async def named(session: AsyncSession, name: str) -> Organization | None:
+    async def named(session: AsyncSession, name: str) -> OrganizationRecord | None:
+        orgs = table_of(Organization)
+        row = (await session.execute(select(*orgs.c).where(orgs.c.name == name))).first()
+        return None if row is None else OrganizationRecord._make(row)
+
+    @staticmethod
+    async def named_for_change(session: AsyncSession, name: str) -> Organization | None:
+        """The organisation as an entity, to change in ``session`` (its webhook signing secret)."""
         stmt = select(Organization).where(col(Organization.name) == name)
         return (await session.execute(stmt)).scalar_one_or_none()
 
@@ -59,9 +73,12 @@ class OrganizationRepository:
         return org
 
     @staticmethod
-    def add(session: AsyncSession, org: Organization) -> None:
-        session.add(org)
+    async def insert(session: AsyncSession, **values: Any) -> OrganizationRecord:
+        record: OrganizationRecord = new_record(Organization, values)
+        await session.execute(insert(table_of(Organization)).values(**record._asdict()))
+        return record
 
     @staticmethod
     async def count(session: AsyncSession) -> int:
-        return int((await session.execute(select(func.count()).select_from(Organization))).scalar_one())
+        stmt = select(func.count()).select_from(table_of(Organization))
+        return int((await session.execute(stmt)).scalar_one())
