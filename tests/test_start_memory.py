@@ -16,7 +16,7 @@ from typing import Any
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, create_engine, text
 
-from evidence_gateway.store import migrate
+from evidence_gateway.store import migrate, sqlite_pragmas, sqlite_reads
 from evidence_gateway.store.db import Database
 from evidence_gateway.store.revisions import recorded_revisions, stamp_empty
 
@@ -178,7 +178,7 @@ from sqlmodel import SQLModel
 from evidence_gateway.app import create_app
 from evidence_gateway.resolvers import organizations, tlog
 from evidence_gateway.settings import Settings
-from evidence_gateway.store import migrate
+from evidence_gateway.store import migrate, sqlite_pragmas, sqlite_reads
 from evidence_gateway.store.db import Database
 
 async def main():
@@ -220,3 +220,29 @@ def test_serving_workspaces_and_signing_checkpoints_never_configures_the_orm(tmp
     )
     assert served.returncode == 0, served.stderr[-2000:]
     assert served.stdout.split()[-1] == "unconfigured", served.stdout
+
+
+async def _cache_sizes(url: str) -> list[int]:
+    """The page cache of the engine's, the row readers' and the point reads' connections."""
+    db = Database(url)
+    try:
+        async with db.engine.connect() as conn:  # writes and ORM reads
+            found = [(await conn.exec_driver_sql("PRAGMA cache_size")).scalar_one()]
+        with db.sync_engines[-1].connect() as reader:  # the row readers
+            found.append(reader.exec_driver_sql("PRAGMA cache_size").scalar_one())
+        point = sqlite_reads.PointReads(db.sync_engines[-1], [])._connect()  # a detail's point read
+        found.append(point.execute("PRAGMA cache_size").fetchone()[0])
+        point.close()
+        return found
+    finally:
+        await db.dispose()
+
+
+def test_sqlite_readers_keep_a_small_page_cache_and_writers_sqlites_default(tmp_path: Path) -> None:
+    """Readers at SQLite's default of 2 MB each held about 1 MB more after a load, for caches WAL
+    empties whenever another connection commits; a large import's transaction needs the writers'
+    (store/sqlite_pragmas.py)."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'evidence.db'}"
+    reader = -sqlite_pragmas.READER_CACHE_KIB
+    assert asyncio.run(_cache_sizes(url)) == [-2000, reader, reader]
+    assert sqlite_pragmas.READER_CACHE_KIB < 2000

@@ -42,14 +42,13 @@ from sqlalchemy.pool import Pool
 from evidence_gateway.core.jsoncodec import dumps
 from evidence_gateway.models import ArtifactContentChunk
 from evidence_gateway.models.base import table_of
-from evidence_gateway.store import pg_reads, sqlite_reads
+from evidence_gateway.store import pg_reads, sqlite_pragmas, sqlite_reads
 from evidence_gateway.store.dialect_insert import insert_for
 
 S = TypeVar("S", bound=Select[Any])
 # Alembic's version table (migrate.VERSION_TABLE), read without its migration context.
 _REVISIONS: Select[Any] = select(column("version_num")).select_from(table_clause("alembic_version"))
 
-SQLITE_BUSY_TIMEOUT_MS = 10_000
 # Threads (and connections) of the SQLite row reader: WAL readers never wait for one another, and
 # sqlite3 lets go of the GIL. Each holds its schema and caches (0.2-0.5 MB): no more than needed.
 SQLITE_READER_THREADS = 2
@@ -344,7 +343,7 @@ class _SqliteReader:
             pool_reset_on_return=None,
             connect_args={"check_same_thread": False},
         )
-        event.listen(self.engine, "connect", _sqlite_pragmas)
+        event.listen(self.engine, "connect", sqlite_pragmas.on_reader_connect)
         self._threads: ThreadPoolExecutor | None = None
         self.point = sqlite_reads.PointReads(self.engine, listeners)
 
@@ -368,21 +367,8 @@ class _SqliteReader:
         self.engine.dispose()
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    # We issue BEGIN ourselves (_sqlite_begin): writes take the lock up front; reads run in
-    # autocommit, each statement seeing a committed snapshot. The driver's implicit BEGIN is
-    # unreliable.
-    dbapi_conn.isolation_level = None
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.close()
-
-
 def _configure_sqlite(engine: AsyncEngine) -> None:
-    event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    event.listen(engine.sync_engine, "connect", sqlite_pragmas.on_connect)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:

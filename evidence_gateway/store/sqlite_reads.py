@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Dialect, Engine, Executable
 
+from evidence_gateway.store import sqlite_pragmas
 from evidence_gateway.store.pg_reads import Plan, compiled_plan
 
 # Statements are built once at import, so there are a few dozen; a bound keeps a caller that
@@ -118,6 +119,7 @@ class PointReads:
         cargs, cparams = self.engine.dialect.create_connect_args(self.engine.url)
         connect: Any = sqlite3.connect
         conn: sqlite3.Connection = connect(*cargs, **{**cparams, "timeout": 0, "isolation_level": None})
+        sqlite_pragmas.reader_cache(conn)
         self.held = conn
         return conn
 
