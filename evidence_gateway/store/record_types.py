@@ -325,7 +325,6 @@ class PublicationRecord(NamedTuple):
     withdrawn_at: datetime | None
 
 
-# By table name: the typed record of each table that has one.
 class TlogCheckpointRecord(NamedTuple):
     org_id: uuid.UUID
     size: int
@@ -345,6 +344,7 @@ class EvidenceKeyRecord(NamedTuple):
     retired_at: datetime | None
 
 
+# By table name: the typed record of each table that has one.
 TYPED: dict[str, type[Any]] = {
     "workspace": WorkspaceRecord,
     "calculation_run": CalculationRunRecord,
